@@ -1,0 +1,58 @@
+// Typed errors and the process exit codes they map to.
+//
+// Every user mistake is reported by a typed exception whose message names the file, the
+// key or dataset path, and what was expected (style of mt-KaHyPar's
+// InvalidInputException). `main` catches them, prints one line and exits with the code
+// below; nothing is reported by crashing. The codes are documented in docs/cli.md.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dpgnn {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,  // a bug: an unexpected exception
+  kExitUsage = 2,     // bad command-line argument, config key or parameter value
+  kExitData = 3,      // an input file is malformed or inconsistent (dataset, partition, ...)
+  kExitIo = 4,        // cannot read/write a file, or a system/MPI/NCCL call failed
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& what, int exit_code) : std::runtime_error(what), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// A command-line argument, config key or parameter is invalid.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& what) : Error(what, kExitUsage) {}
+};
+
+// A config file is invalid: names the file and the key.
+class ConfigError : public UsageError {
+ public:
+  ConfigError(const std::string& file, const std::string& key, const std::string& problem)
+      : UsageError(file + ": key '" + key + "': " + problem) {}
+};
+
+// An input data file is malformed: names the file, the path inside it and the problem.
+class DataError : public Error {
+ public:
+  DataError(const std::string& file, const std::string& where, const std::string& problem)
+      : Error(file + (where.empty() ? "" : ": " + where) + ": " + problem, kExitData) {}
+  explicit DataError(const std::string& what) : Error(what, kExitData) {}
+};
+
+// A file cannot be opened/written, or a system or library call failed.
+class IoError : public Error {
+ public:
+  explicit IoError(const std::string& what) : Error(what, kExitIo) {}
+};
+
+}  // namespace dpgnn

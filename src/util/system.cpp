@@ -1,0 +1,102 @@
+#include "dpgnn/util/system.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+namespace dpgnn {
+namespace {
+
+int collect_blas(struct dl_phdr_info* info, size_t, void* data) {
+  auto* paths = static_cast<std::string*>(data);
+  const std::string name = info->dlpi_name ? info->dlpi_name : "";
+  const auto slash = name.find_last_of('/');
+  const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (base.rfind("libblas.so", 0) == 0 || base.rfind("libopenblas", 0) == 0 ||
+      base.rfind("libmkl_rt", 0) == 0 || base.rfind("libblis", 0) == 0) {
+    if (!paths->empty()) *paths += ";";
+    *paths += name;
+  }
+  return 0;
+}
+
+}  // namespace
+
+BlasInfo loaded_blas() {
+  BlasInfo info;
+  std::string paths;
+  dl_iterate_phdr(collect_blas, &paths);
+  if (paths.empty()) {
+    info.vendor = "none";
+    return info;
+  }
+  std::error_code ec;
+  std::string first = paths.substr(0, paths.find(';'));
+  const auto resolved = std::filesystem::canonical(first, ec);
+  info.library_path = ec ? first : resolved.string();
+  using ConfigFn = char* (*)();
+  if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
+    info.vendor = "openblas";
+    info.config = fn();
+  } else if (paths.find("mkl") != std::string::npos) {
+    info.vendor = "mkl";
+  } else if (paths.find("blis") != std::string::npos) {
+    info.vendor = "blis";
+  } else if (info.library_path.find("/blas/") != std::string::npos ||
+             info.library_path.find("netlib") != std::string::npos) {
+    info.vendor = "reference";
+  } else {
+    info.vendor = "unknown";
+  }
+  return info;
+}
+
+void report_blas() {
+  const BlasInfo b = loaded_blas();
+  if (b.is_reference()) {
+    spdlog::warn(
+        "BLAS: the slow reference BLAS is loaded ({}); install an optimised one "
+        "(Debian: apt-get install libopenblas0-pthread) for 30-50x faster training",
+        b.library_path);
+  } else if (b.vendor == "none") {
+    spdlog::debug("BLAS: no libblas loaded in this process");
+  } else {
+    spdlog::info("BLAS: {} ({}{}{})", b.vendor, b.library_path, b.config.empty() ? "" : ", ",
+                 b.config);
+  }
+}
+
+bool set_blas_threads(int threads) {
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(std::max(1, threads));
+    return true;
+  }
+  return false;
+}
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+int default_threads_per_rank(int local_ranks) {
+  return std::max(1, available_cores() / std::max(1, local_ranks));
+}
+
+std::int64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::int64_t>(ru.ru_maxrss) * 1024;
+}
+
+}  // namespace dpgnn

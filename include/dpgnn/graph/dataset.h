@@ -1,0 +1,121 @@
+// The dpgnn dataset file (one HDF5 file per dataset; docs/data-format.md is the spec).
+//
+//   /                 attributes: format="dpgnn-dataset", format_version=1, name, source,
+//                     num_nodes, num_features, num_classes, multilabel (0|1),
+//                     setting ("transductive"|"inductive"), orientation ("undirected"|
+//                     "directed"), checksum (XXH3-128 of the content, hex)
+//   /graph/indptr     int64 [N+1]
+//   /graph/indices    int32 or int64 [E]           (CSR, row v = out-neighbours of v)
+//   /features         float32 [N, F], chunked by rows (absent when F = 0)
+//   /labels           int64 [N] class ids, -1 = unlabelled        (single-label)
+//                     uint8 [N, C] multi-hot                       (multi-label)
+//   /masks/train, /masks/val, /masks/test   uint8 [N] (0|1)
+//   /label_names      strings [C]   (optional: what each class id means)
+//
+// Readers read row ranges by hyperslab (a rank reads only its rows, never the whole
+// feature matrix). `validate_dataset` reads everything and checks every invariant; the
+// trainer checks what it reads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dpgnn/graph/csr_graph.h"
+
+namespace dpgnn::graph {
+
+constexpr const char* kDatasetFormat = "dpgnn-dataset";
+constexpr std::int64_t kDatasetFormatVersion = 1;
+constexpr std::uint64_t kFeatureChunkRows = 4096;
+
+enum class Setting { transductive, inductive };
+const char* to_string(Setting s);
+
+struct DatasetMeta {
+  std::string file;  // where it was read from
+  std::string name;
+  std::string source;  // free text: where the data came from
+  std::string checksum;
+  Setting setting = Setting::transductive;
+  bool directed = false;
+  bool multilabel = false;
+  std::int64_t num_nodes = 0;
+  std::int64_t num_edges = 0;  // CSR entries
+  std::int64_t num_features = 0;
+  std::int64_t num_classes = 0;
+  std::vector<std::string> label_names;  // empty when the file has none
+};
+
+// A whole dataset in memory (import, synth of small graphs, tests).
+struct Dataset {
+  DatasetMeta meta;
+  CsrGraph graph;
+  std::vector<float> features;              // [N, F] row-major
+  std::vector<std::int64_t> labels;         // [N] (single-label)
+  std::vector<std::uint8_t> label_matrix;   // [N, C] (multi-label)
+  std::vector<std::uint8_t> train_mask, val_mask, test_mask;  // [N]
+};
+
+// Writes `d` to `path` (via a temporary file renamed at the end) and returns the content
+// checksum it stored. Fills meta.num_nodes/num_edges from the arrays; checks shapes first.
+std::string write_dataset(const Dataset& d, const std::string& path);
+
+// Reads and fully validates a dataset file.
+Dataset read_dataset(const std::string& path);
+
+// Streaming writer for graphs too large to hold twice (synth at ogbn-products scale).
+// Order: construct, write the graph (indptr then indices, each in row order, any chunking),
+// features (rows in order), labels, masks, then finish(). The checksum equals the one
+// write_dataset computes for the same content.
+class DatasetWriter {
+ public:
+  DatasetWriter(const std::string& path, const DatasetMeta& meta);
+  ~DatasetWriter();
+  void write_indptr(const std::vector<EdgeIdx>& indptr);  // all N+1 offsets at once
+  void append_indices(const NodeId* data, std::int64_t count);
+  void append_feature_rows(const float* data, std::int64_t rows);
+  void write_labels(const std::vector<std::int64_t>& labels);
+  void write_label_matrix(const std::vector<std::uint8_t>& matrix);
+  void write_masks(const std::vector<std::uint8_t>& train, const std::vector<std::uint8_t>& val,
+                   const std::vector<std::uint8_t>& test);
+  void write_label_names(const std::vector<std::string>& names);
+  // Checks that every part was written completely, stores the checksum, renames the
+  // temporary file to `path` and returns the checksum.
+  std::string finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Row-range reader: a rank reads only the rows it owns.
+class DatasetReader {
+ public:
+  // Opens the file and checks the attributes and dataset shapes (cheap). Content checks
+  // (index ranges, NaN) are done on what is read.
+  explicit DatasetReader(const std::string& path);
+  ~DatasetReader();
+  const DatasetMeta& meta() const;
+  std::vector<EdgeIdx> read_indptr(std::int64_t row_begin, std::int64_t row_end) const;  // rows+1 offsets
+  std::vector<NodeId> read_indices(EdgeIdx begin, EdgeIdx end) const;
+  // The CSR rows [row_begin, row_end) with their global neighbour ids (indptr rebased to 0).
+  CsrGraph read_rows(std::int64_t row_begin, std::int64_t row_end) const;
+  CsrGraph read_graph() const;
+  std::vector<float> read_features(std::int64_t row_begin, std::int64_t row_end) const;
+  std::vector<std::int64_t> read_labels(std::int64_t row_begin, std::int64_t row_end) const;
+  std::vector<std::uint8_t> read_label_matrix(std::int64_t row_begin, std::int64_t row_end) const;
+  // name is "train", "val" or "test".
+  std::vector<std::uint8_t> read_mask(const std::string& name, std::int64_t row_begin,
+                                      std::int64_t row_end) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Content checksum of an in-memory dataset, as stored by the writers.
+std::string content_checksum(const Dataset& d);
+
+}  // namespace dpgnn::graph

@@ -1,0 +1,83 @@
+// The privacy accountant of a training run: the history of private steps and the epsilon
+// it has spent (DESIGN.md decision 8: one accountant, at rank 0, rebuilt from the ledger
+// on resume).
+//
+// The history is a list of (mechanism, count) events; step() appends, merging with the
+// last event when the mechanism is identical, so the history — and hence every epsilon
+// computed from it — does not depend on how the steps were batched: 100k calls of
+// step(m) and one call of step(m, 100000) give the same history, the same text, and the
+// same epsilon bit for bit. Heterogeneous steps (DRW-D re-sampling changes the number of
+// subgraphs M, a budget split between mechanisms) compose by adding RDP per order
+// (Mironov 2017, Proposition 1).
+//
+// Per-step RDP is cached per distinct mechanism, so epsilon() after every one of 100k
+// steps costs O(#distinct runs x #orders), not a recomputation of the bounds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dpgnn/privacy/conversion.h"
+#include "dpgnn/privacy/mechanism.h"
+
+namespace dpgnn::privacy {
+
+struct AccountantEvent {
+  Mechanism mechanism;
+  std::int64_t count = 0;  // >= 1
+  bool operator==(const AccountantEvent& o) const {
+    return mechanism == o.mechanism && count == o.count;
+  }
+};
+
+class Accountant {
+ public:
+  // `orders` empty = default_orders().
+  explicit Accountant(std::vector<double> orders = {}, Conversion conversion = Conversion::kBalle);
+
+  // Records `count` (>= 1) steps of `mechanism`.
+  void step(const Mechanism& mechanism, std::int64_t count = 1);
+
+  // Epsilon spent so far at `delta` (0 with no steps), and the minimising order.
+  EpsilonAtOrder epsilon(double delta) const;
+  // Delta spent so far at `epsilon`.
+  DeltaAtOrder delta(double epsilon) const;
+
+  // True if recording `count` more steps of `next` would make epsilon(delta) exceed
+  // target_epsilon. Computed from exactly the history step() would produce, so
+  // !would_exceed(e, d, m) implies epsilon(d) <= e after step(m).
+  bool would_exceed(double target_epsilon, double delta, const Mechanism& next,
+                    std::int64_t count = 1) const;
+
+  // Total RDP per order over the whole history.
+  std::vector<double> total_rdp() const;
+
+  const std::vector<AccountantEvent>& history() const { return history_; }
+  const std::vector<double>& orders() const { return orders_; }
+  Conversion conversion() const { return conversion_; }
+  std::int64_t total_steps() const;
+
+  // Plain-text serialisation, one event per line: "<count> <mechanism text>", e.g.
+  // "100 wor n=1000 m=10 z=1". Orders and conversion are not part of it (they are
+  // configuration). restore() replaces the history; it throws std::invalid_argument for a
+  // malformed line (naming its number) and leaves the accountant unchanged then.
+  std::string serialise() const;
+  void restore(const std::string& text);
+  static std::string event_line(const Mechanism& mechanism, std::int64_t count);
+  static AccountantEvent parse_event_line(const std::string& line);
+
+ private:
+  const std::vector<double>& cached_rdp(const Mechanism& mechanism) const;
+  std::vector<double> total_rdp_of(const std::vector<AccountantEvent>& history) const;
+  static void append(std::vector<AccountantEvent>& history, const Mechanism& mechanism,
+                     std::int64_t count);
+
+  std::vector<double> orders_;
+  Conversion conversion_;
+  std::vector<AccountantEvent> history_;
+  mutable std::map<Mechanism, std::vector<double>> rdp_cache_;
+};
+
+}  // namespace dpgnn::privacy

@@ -1,0 +1,53 @@
+// Calibration: the noise multiplier or the number of steps that meets a privacy target.
+//
+// Both are bisections on functions that are monotone in theory — epsilon decreases in the
+// noise multiplier and increases in the number of steps. The monotonicity is checked at
+// every evaluated point (a violation means a numerical bug, and is thrown as
+// std::logic_error rather than silently returning a wrong noise level), and the answer
+// is always on the safe side: epsilon(returned value) <= target.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dpgnn/privacy/conversion.h"
+#include "dpgnn/privacy/mechanism.h"
+
+namespace dpgnn::privacy {
+
+struct CalibrationOptions {
+  std::vector<double> orders;                  // empty = default_orders()
+  Conversion conversion = Conversion::kBalle;
+  double min_noise_multiplier = 1e-2;          // search bracket for the noise multiplier
+  double max_noise_multiplier = 1e6;
+  double relative_tolerance = 1e-7;            // stop when hi/lo - 1 < this
+};
+
+struct NoiseCalibration {
+  double noise_multiplier = 0.0;  // the smallest found z with epsilon(z) <= target
+  double epsilon = 0.0;           // epsilon at that z (<= target)
+  double order = 0.0;             // the minimising order there
+};
+
+// The smallest noise multiplier z such that `steps` steps of `sampling` (its own noise
+// multiplier is ignored) give epsilon(delta) <= target_epsilon. Throws
+// std::invalid_argument if target_epsilon <= 0, steps < 1, delta outside (0,1), or the
+// target is unreachable even at max_noise_multiplier (too small for these steps/orders).
+NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int64_t steps,
+                                            double target_epsilon, double delta,
+                                            const CalibrationOptions& options = {});
+
+struct StepsCalibration {
+  std::int64_t steps = 0;  // the largest T with epsilon(T) <= target (0 if even one exceeds)
+  double epsilon = 0.0;    // epsilon after `steps` steps (0 if steps == 0)
+  double order = 0.0;
+};
+
+// The largest number of steps of `mechanism` keeping epsilon(delta) <= target_epsilon,
+// searched up to max_steps (returned if even that many fit).
+StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsilon, double delta,
+                                 std::int64_t max_steps = std::int64_t{1} << 40,
+                                 const std::vector<double>& orders = {},
+                                 Conversion conversion = Conversion::kBalle);
+
+}  // namespace dpgnn::privacy

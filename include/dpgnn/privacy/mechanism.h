@@ -1,0 +1,67 @@
+// One private training step, as the accountant sees it: how the batch was sampled, what a
+// neighbouring dataset is, and how much Gaussian noise was added relative to the
+// sensitivity (see noise_convention.h for the single definition of "noise multiplier").
+//
+// Four schemes, each paired with the theorem that covers it (DESIGN.md decision 3):
+//   kGaussian  no sampling: the plain Gaussian mechanism, RDP alpha / (2 z^2)
+//              (Mironov 2017, Corollary 3).
+//   kWor       uniform sampling WithOut Replacement of m of n, replace-one neighbours
+//              (Wang, Balle & Kasiviswanathan 2019, Theorem 9 / Gaussian tightening) —
+//              the DRW family.
+//   kPoisson   Poisson sampling with rate q, add/remove neighbours (Mironov, Talwar &
+//              Zhang 2019) — DP-MLP only, where one example is one node.
+//   kDpGnn     the node-level DP-GNN step: m of N training nodes without replacement, one
+//              node influencing at most N(K, r) gradient terms (Daigavane et al., Thm 1).
+// A Mechanism is a validated value: the factories throw std::invalid_argument naming the
+// parameter and its accepted range, so no accountant ever sees a NaN rate or zero noise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dpgnn::privacy {
+
+enum class Scheme { kGaussian, kWor, kPoisson, kDpGnn };
+
+// "gaussian", "wor", "poisson", "dpgnn".
+std::string scheme_name(Scheme scheme);
+// Inverse of scheme_name; throws std::invalid_argument for an unknown name.
+Scheme parse_scheme(const std::string& name);
+
+// N(K, r) = sum_{i=0}^{r} K^i, the most training nodes whose r-hop in-neighbourhood
+// (in-degree capped at K) contains a given node (Daigavane et al., Sec. 4). Throws
+// std::invalid_argument if K < 1, r < 0, or the value exceeds 2^53 (not exact in double).
+std::int64_t neighbourhood_bound(std::int64_t max_degree, std::int64_t layers);
+
+struct Mechanism {
+  Scheme scheme = Scheme::kGaussian;
+  double noise_multiplier = 0.0;    // sigma / sensitivity, > 0
+  std::int64_t dataset_size = 0;    // n (kWor) or N training nodes (kDpGnn); 0 otherwise
+  std::int64_t batch_size = 0;      // m (kWor, kDpGnn); 0 otherwise
+  double sampling_rate = 1.0;       // q (kPoisson); m / n for kWor/kDpGnn; 1 for kGaussian
+  std::int64_t max_degree = 0;      // K (kDpGnn); 0 otherwise
+  std::int64_t layers = 0;          // r (kDpGnn); 0 otherwise
+
+  static Mechanism gaussian(double noise_multiplier);
+  static Mechanism wor(std::int64_t dataset_size, std::int64_t batch_size,
+                       double noise_multiplier);
+  static Mechanism poisson(double sampling_rate, double noise_multiplier);
+  static Mechanism dpgnn(std::int64_t dataset_size, std::int64_t batch_size,
+                         std::int64_t max_degree, std::int64_t layers, double noise_multiplier);
+
+  // The same sampling with another noise multiplier (used by calibration).
+  Mechanism with_noise_multiplier(double noise_multiplier) const;
+  // N(K, r) for kDpGnn, 1 otherwise.
+  std::int64_t group_size() const;
+
+  // Compact, exact text form: "wor n=1000 m=10 z=1.0000000000000000" (doubles with %.17g,
+  // so parse(to_string()) == *this bit for bit). parse throws std::invalid_argument.
+  std::string to_string() const;
+  static Mechanism parse(const std::string& text);
+
+  bool operator==(const Mechanism& other) const;
+  bool operator!=(const Mechanism& other) const { return !(*this == other); }
+  bool operator<(const Mechanism& other) const;  // a strict order, for caches
+};
+
+}  // namespace dpgnn::privacy

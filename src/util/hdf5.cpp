@@ -1,0 +1,355 @@
+// HDF5 C API wrappers with errors that name the file, the object and HDF5's message.
+#include "dpgnn/util/hdf5.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::h5 {
+namespace {
+
+herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n < 3 && err->desc != nullptr && *err->desc != '\0') {  // innermost few are the useful ones
+    if (!out->empty()) *out += "; ";
+    *out += err->desc;
+  }
+  return 0;
+}
+
+std::string where(const std::string& file, const std::string& path) {
+  return file + (path.empty() ? "" : ": " + path);
+}
+
+// Splits "/a/b/c" into prefixes "/a", "/a/b", "/a/b/c" to test link existence level by level.
+std::vector<std::string> prefixes(const std::string& path) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += "/" + part;
+    out.push_back(cur);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string last_error_message() {
+  std::string msg;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &msg);
+  H5Eclear2(H5E_DEFAULT);
+  return msg.empty() ? "unknown HDF5 error" : msg;
+}
+
+void silence_library_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+// ---- Dataset ---------------------------------------------------------------------------
+
+std::vector<std::uint64_t> Dataset::shape() const {
+  Handle space(H5Dget_space(id()), H5Sclose);
+  if (!space.valid()) throw DataError(file_, path_, "cannot read shape: " + last_error_message());
+  const int rank = H5Sget_simple_extent_ndims(space.id());
+  std::vector<hsize_t> dims(rank > 0 ? rank : 0);
+  if (rank > 0) H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
+  return std::vector<std::uint64_t>(dims.begin(), dims.end());
+}
+
+bool Dataset::is_integer() const {
+  Handle t(H5Dget_type(id()), H5Tclose);
+  return H5Tget_class(t.id()) == H5T_INTEGER;
+}
+
+bool Dataset::is_float() const {
+  Handle t(H5Dget_type(id()), H5Tclose);
+  return H5Tget_class(t.id()) == H5T_FLOAT;
+}
+
+std::size_t Dataset::element_size() const {
+  Handle t(H5Dget_type(id()), H5Tclose);
+  return H5Tget_size(t.id());
+}
+
+void Dataset::read_rows_raw(std::uint64_t r0, std::uint64_t r1, void* out, hid_t mem_type,
+                            bool want_float) const {
+  if (want_float && !is_float())
+    throw DataError(file_, path_, "expected floating-point values, found another type");
+  if (!want_float && !is_integer())
+    throw DataError(file_, path_, "expected integer values, found another type");
+  const auto s = shape();
+  if (s.empty()) {  // scalar
+    if (H5Dread(id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+      throw DataError(file_, path_, "read failed (file truncated or corrupt?): " + last_error_message());
+    return;
+  }
+  if (r0 > r1 || r1 > s[0])
+    throw DataError(file_, path_,
+                    "row range [" + std::to_string(r0) + ", " + std::to_string(r1) +
+                        ") outside the dataset's " + std::to_string(s[0]) + " rows");
+  if (r1 == r0) return;
+  std::vector<hsize_t> start(s.size(), 0), count(s.begin(), s.end());
+  start[0] = r0;
+  count[0] = r1 - r0;
+  Handle file_space(H5Dget_space(id()), H5Sclose);
+  H5Sselect_hyperslab(file_space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle mem_space(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  if (H5Dread(id(), mem_type, mem_space.id(), file_space.id(), H5P_DEFAULT, out) < 0)
+    throw DataError(file_, path_, "read failed (file truncated or corrupt?): " + last_error_message());
+}
+
+void Dataset::write_rows_raw(std::uint64_t r0, std::uint64_t nrows, const void* data,
+                             hid_t mem_type) {
+  if (nrows == 0) return;
+  const auto s = shape();
+  std::vector<hsize_t> start(s.size(), 0), count(s.begin(), s.end());
+  start[0] = r0;
+  count[0] = nrows;
+  Handle file_space(H5Dget_space(id()), H5Sclose);
+  H5Sselect_hyperslab(file_space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle mem_space(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  if (H5Dwrite(id(), mem_type, mem_space.id(), file_space.id(), H5P_DEFAULT, data) < 0)
+    throw IoError(where(file_, path_) + ": write failed: " + last_error_message());
+}
+
+// ---- File ----------------------------------------------------------------------------
+
+File File::open_read(const std::string& path) {
+  silence_library_errors();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, expected an HDF5 file");
+  const htri_t is = H5Fis_hdf5(path.c_str());
+  if (is <= 0)
+    throw DataError(path, "", "not an HDF5 file (no HDF5 signature: wrong file, or truncated)");
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0)
+    throw DataError(path, "", "cannot open as HDF5 (truncated or corrupt?): " + last_error_message());
+  return File(Handle(id, H5Fclose), path);
+}
+
+File File::open_readwrite(const std::string& path) {
+  silence_library_errors();
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (id < 0) throw IoError(path + ": cannot open for writing: " + last_error_message());
+  return File(Handle(id, H5Fclose), path);
+}
+
+File File::create(const std::string& path) {
+  silence_library_errors();
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (id < 0) throw IoError(path + ": cannot create: " + last_error_message());
+  return File(Handle(id, H5Fclose), path);
+}
+
+bool File::exists(const std::string& path) const {
+  if (path == "/") return true;
+  for (const auto& p : prefixes(path)) {
+    const htri_t e = H5Lexists(id(), p.c_str(), H5P_DEFAULT);
+    if (e <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
+  }
+  return true;
+}
+
+Dataset File::open_dataset(const std::string& path) const {
+  if (!exists(path)) throw DataError(path_, path, "missing (required dataset not found)");
+  hid_t id = H5Dopen2(this->id(), path.c_str(), H5P_DEFAULT);
+  if (id < 0) throw DataError(path_, path, "cannot open dataset: " + last_error_message());
+  return Dataset(Handle(id, H5Dclose), path_, path);
+}
+
+void File::create_group(const std::string& path) {
+  for (const auto& p : prefixes(path)) {
+    if (H5Lexists(id(), p.c_str(), H5P_DEFAULT) > 0) continue;
+    Handle g(H5Gcreate2(id(), p.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!g.valid()) throw IoError(where(path_, p) + ": cannot create group: " + last_error_message());
+  }
+}
+
+Dataset File::create_dataset_raw(const std::string& path, const std::vector<std::uint64_t>& dims,
+                                 hid_t type, std::uint64_t chunk_rows, int deflate_level) {
+  const auto slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) create_group(path.substr(0, slash));
+  std::vector<hsize_t> d(dims.begin(), dims.end());
+  Handle space(H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  bool has_zero = false;
+  for (auto x : d) has_zero = has_zero || x == 0;
+  if (chunk_rows > 0 && !d.empty() && !has_zero) {
+    std::vector<hsize_t> chunk(d);
+    chunk[0] = std::min<hsize_t>(chunk_rows, d[0]);
+    H5Pset_chunk(dcpl.id(), static_cast<int>(chunk.size()), chunk.data());
+    if (deflate_level > 0) H5Pset_deflate(dcpl.id(), static_cast<unsigned>(deflate_level));
+  }
+  hid_t id = H5Dcreate2(this->id(), path.c_str(), type, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT);
+  if (id < 0) throw IoError(where(path_, path) + ": cannot create dataset: " + last_error_message());
+  return Dataset(Handle(id, H5Dclose), path_, path);
+}
+
+void File::write_strings(const std::string& path, const std::vector<std::string>& v) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id(), H5T_VARIABLE);
+  H5Tset_cset(type.id(), H5T_CSET_UTF8);
+  const auto slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) create_group(path.substr(0, slash));
+  hsize_t n = v.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle ds(H5Dcreate2(id(), path.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+  if (!ds.valid()) throw IoError(where(path_, path) + ": cannot create dataset: " + last_error_message());
+  std::vector<const char*> ptrs;
+  for (const auto& s : v) ptrs.push_back(s.c_str());
+  if (n > 0 && H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+    throw IoError(where(path_, path) + ": write failed: " + last_error_message());
+}
+
+std::vector<std::string> File::read_strings(const std::string& path) const {
+  Dataset ds = open_dataset(path);
+  Handle ftype(H5Dget_type(ds.id()), H5Tclose);
+  if (H5Tget_class(ftype.id()) != H5T_STRING) throw DataError(path_, path, "expected strings");
+  const auto s = ds.shape();
+  const std::size_t n = s.empty() ? 1 : s[0];
+  std::vector<std::string> out;
+  if (H5Tis_variable_str(ftype.id()) > 0) {
+    Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mtype.id(), H5T_VARIABLE);
+    H5Tset_cset(mtype.id(), H5Tget_cset(ftype.id()));
+    std::vector<char*> ptrs(n, nullptr);
+    if (n > 0 && H5Dread(ds.id(), mtype.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+      throw DataError(path_, path, "read failed: " + last_error_message());
+    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    Handle space(H5Dget_space(ds.id()), H5Sclose);
+    if (n > 0) H5Dvlen_reclaim(mtype.id(), space.id(), H5P_DEFAULT, ptrs.data());
+  } else {
+    const std::size_t width = H5Tget_size(ftype.id());
+    std::vector<char> buf(n * width + 1, '\0');
+    Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mtype.id(), width);
+    if (n > 0 && H5Dread(ds.id(), mtype.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      throw DataError(path_, path, "read failed: " + last_error_message());
+    for (std::size_t i = 0; i < n; ++i) out.emplace_back(std::string(buf.data() + i * width, strnlen(buf.data() + i * width, width)));
+  }
+  return out;
+}
+
+bool File::has_attr(const std::string& obj, const std::string& name) const {
+  const htri_t e = H5Aexists_by_name(id(), obj.c_str(), name.c_str(), H5P_DEFAULT);
+  if (e < 0) H5Eclear2(H5E_DEFAULT);
+  return e > 0;
+}
+
+namespace {
+Handle open_attr(const File& f, const std::string& obj, const std::string& name) {
+  if (!f.has_attr(obj, name))
+    throw DataError(f.path(), obj == "/" ? "attribute '" + name + "'" : obj + " attribute '" + name + "'",
+                    "missing (required attribute not found)");
+  return Handle(H5Aopen_by_name(f.id(), obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+}
+
+void replace_attr(hid_t file, const std::string& obj, const std::string& name) {
+  if (H5Aexists_by_name(file, obj.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(file, obj.c_str(), name.c_str(), H5P_DEFAULT);
+}
+
+std::string attr_where(const std::string& obj, const std::string& name) {
+  return obj == "/" ? "attribute '" + name + "'" : obj + " attribute '" + name + "'";
+}
+}  // namespace
+
+void File::set_attr(const std::string& obj, const std::string& name, const std::string& value) {
+  replace_attr(id(), obj, name);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id(), H5T_VARIABLE);
+  H5Tset_cset(type.id(), H5T_CSET_UTF8);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate_by_name(id(), obj.c_str(), name.c_str(), type.id(), space.id(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  const char* p = value.c_str();
+  if (!a.valid() || H5Awrite(a.id(), type.id(), &p) < 0)
+    throw IoError(path_ + ": cannot write " + attr_where(obj, name) + ": " + last_error_message());
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, std::int64_t value) {
+  replace_attr(id(), obj, name);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate_by_name(id(), obj.c_str(), name.c_str(), H5T_STD_I64LE, space.id(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  if (!a.valid() || H5Awrite(a.id(), H5T_NATIVE_INT64, &value) < 0)
+    throw IoError(path_ + ": cannot write " + attr_where(obj, name) + ": " + last_error_message());
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, double value) {
+  replace_attr(id(), obj, name);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate_by_name(id(), obj.c_str(), name.c_str(), H5T_IEEE_F64LE, space.id(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  if (!a.valid() || H5Awrite(a.id(), H5T_NATIVE_DOUBLE, &value) < 0)
+    throw IoError(path_ + ": cannot write " + attr_where(obj, name) + ": " + last_error_message());
+}
+
+std::string File::attr_string(const std::string& obj, const std::string& name) const {
+  Handle a = open_attr(*this, obj, name);
+  Handle ftype(H5Aget_type(a.id()), H5Tclose);
+  if (H5Tget_class(ftype.id()) != H5T_STRING)
+    throw DataError(path_, attr_where(obj, name), "expected a string attribute");
+  if (H5Tis_variable_str(ftype.id()) > 0) {
+    Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mtype.id(), H5T_VARIABLE);
+    H5Tset_cset(mtype.id(), H5Tget_cset(ftype.id()));
+    char* p = nullptr;
+    if (H5Aread(a.id(), mtype.id(), &p) < 0)
+      throw DataError(path_, attr_where(obj, name), "read failed: " + last_error_message());
+    std::string s = p ? p : "";
+    H5free_memory(p);
+    return s;
+  }
+  const std::size_t width = H5Tget_size(ftype.id());
+  std::vector<char> buf(width + 1, '\0');
+  Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mtype.id(), width);
+  if (H5Aread(a.id(), mtype.id(), buf.data()) < 0)
+    throw DataError(path_, attr_where(obj, name), "read failed: " + last_error_message());
+  return std::string(buf.data(), strnlen(buf.data(), width));
+}
+
+std::int64_t File::attr_int(const std::string& obj, const std::string& name) const {
+  Handle a = open_attr(*this, obj, name);
+  Handle ftype(H5Aget_type(a.id()), H5Tclose);
+  const auto cls = H5Tget_class(ftype.id());
+  if (cls != H5T_INTEGER && cls != H5T_ENUM)  // h5py stores Python bools as an enum
+    throw DataError(path_, attr_where(obj, name), "expected an integer attribute");
+  std::int64_t v = 0;
+  if (cls == H5T_ENUM) {
+    std::int8_t b = 0;
+    if (H5Aread(a.id(), ftype.id(), &b) < 0)
+      throw DataError(path_, attr_where(obj, name), "read failed: " + last_error_message());
+    return b;
+  }
+  if (H5Aread(a.id(), H5T_NATIVE_INT64, &v) < 0)
+    throw DataError(path_, attr_where(obj, name), "read failed: " + last_error_message());
+  return v;
+}
+
+double File::attr_double(const std::string& obj, const std::string& name) const {
+  Handle a = open_attr(*this, obj, name);
+  Handle ftype(H5Aget_type(a.id()), H5Tclose);
+  const auto cls = H5Tget_class(ftype.id());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw DataError(path_, attr_where(obj, name), "expected a numeric attribute");
+  double v = 0;
+  if (H5Aread(a.id(), H5T_NATIVE_DOUBLE, &v) < 0)
+    throw DataError(path_, attr_where(obj, name), "read failed: " + last_error_message());
+  return v;
+}
+
+}  // namespace dpgnn::h5

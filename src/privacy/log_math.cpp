@@ -118,17 +118,30 @@ const GaussLegendre& gauss_legendre() {
 }  // namespace
 
 double log_integrate(const std::function<double(double)>& log_f, double lo, double hi,
-                     double panel) {
+                     double panel, double margin) {
   const GaussLegendre& rule = gauss_legendre();
   const double span = hi - lo;
   const long panels = std::max(1L, static_cast<long>(std::ceil(span / panel)));
   const double width = span / static_cast<double>(panels);
+  const double half = 0.5 * width;
+  auto mid = [&](long p) { return lo + (static_cast<double>(p) + 0.5) * width; };
+  // Pass 1: the log-integrand at every panel's midpoint, to find where the mass is.
+  std::vector<double> at_mid(static_cast<std::size_t>(panels));
+  double peak = kNegInf;
+  for (long p = 0; p < panels; ++p) {
+    at_mid[static_cast<std::size_t>(p)] = log_f(mid(p));
+    peak = std::max(peak, at_mid[static_cast<std::size_t>(p)]);
+  }
+  // Pass 2: 16-node Gauss-Legendre on every panel that, or whose neighbour, is within
+  // `margin` of the peak.
   LogSum total;
   for (long p = 0; p < panels; ++p) {
-    const double mid = lo + (static_cast<double>(p) + 0.5) * width;
-    const double half = 0.5 * width;
+    double near = at_mid[static_cast<std::size_t>(p)];
+    if (p > 0) near = std::max(near, at_mid[static_cast<std::size_t>(p - 1)]);
+    if (p + 1 < panels) near = std::max(near, at_mid[static_cast<std::size_t>(p + 1)]);
+    if (near < peak - margin) continue;
     for (int i = 0; i < kGaussNodes; ++i) {
-      const double value = log_f(mid + half * rule.x[i]);
+      const double value = log_f(mid(p) + half * rule.x[i]);
       if (value == kNegInf) continue;
       total.add(value + std::log(half * rule.w[i]));
     }

@@ -47,12 +47,14 @@ double expm1_minus_x(double x);
 double log1p_minus_x(double x);
 
 // ln of the integral over the real line of exp(log_f(z)), for a log-integrand that is
-// -inf or finite everywhere, continuous, and has all of its mass inside [lo, hi].
-// Composite Gauss-Legendre (16 nodes per panel) on panels of width at most `panel`,
-// summed in log space; panels whose every node is below (running max - 60) add less than
-// 1e-26 relative and are harmless. Used for the fractional-order Poisson RDP integral and
-// the Gaussian forward differences (see rdp_poisson.cpp, rdp_wor.cpp).
+// -inf or finite everywhere, smooth, and has all but a negligible part of its mass inside
+// [lo, hi]. Composite Gauss-Legendre (16 nodes per panel) on panels of width at most
+// `panel`, summed in log space. Panels whose midpoint and neighbours' midpoints are all
+// more than `margin` below the largest midpoint value are skipped: the caller chooses
+// margin >= 60 + (the most log_f can rise within one and a half panels), so each skipped
+// panel adds less than e^-60 relative. Used for the fractional-order Poisson RDP integral
+// and the Gaussian forward differences (see rdp_poisson.cpp, rdp_wor.cpp).
 double log_integrate(const std::function<double(double)>& log_f, double lo, double hi,
-                     double panel);
+                     double panel, double margin);
 
 }  // namespace dpgnn::privacy::detail

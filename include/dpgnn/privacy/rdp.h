@@ -5,8 +5,8 @@
 // the noise convention of noise_convention.h (z = sigma / sensitivity), so every scheme at
 // sampling rate 1 reduces to the plain Gaussian alpha / (2 z^2).
 // Sources and exactness per scheme are documented at each function and in docs/privacy.md.
-// Results are finite and >= 0 for valid input (+inf is never produced for finite orders:
-// a bound that overflows a double is reported as std::overflow_error instead).
+// Results are finite and >= 0: a bound that overflows a double (absurdly small noise) is
+// reported as std::invalid_argument naming the order, never returned as +inf.
 #pragma once
 
 #include <cstdint>

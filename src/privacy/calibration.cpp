@@ -1,0 +1,166 @@
+// Noise and step calibration by checked bisection (see calibration.h).
+//
+// epsilon(z) is non-increasing in the noise multiplier z and epsilon(T) non-decreasing in
+// the number of steps T for every accountant here (each per-step RDP bound decreases in z;
+// composition multiplies it by T; the conversions are increasing in RDP). Bisection keeps
+// the invariant epsilon(bad end) > target >= epsilon(good end) and checks at every
+// evaluation that the new value lies between the values at the bracket's ends; a violation
+// is a numerical bug and is reported (std::logic_error) instead of returning an unsafe noise
+// level. The returned value is always the good end: epsilon(result) <= target.
+#include "dpgnn/privacy/calibration.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "dpgnn/privacy/orders.h"
+#include "dpgnn/privacy/rdp.h"
+
+namespace dpgnn::privacy {
+
+namespace {
+
+std::string fmt(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+void check_target(double target_epsilon) {
+  if (!std::isfinite(target_epsilon) || !(target_epsilon > 0.0))
+    throw std::invalid_argument("target epsilon must be a finite number > 0, got " +
+                                fmt(target_epsilon));
+}
+
+// Relative slack for the monotonicity check: values are exact up to rounding.
+bool between(double v, double upper, double lower) {
+  const double slack = 1e-12 * std::max(1.0, std::fabs(upper));
+  return v <= upper + slack && v >= lower - slack;
+}
+
+}  // namespace
+
+NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int64_t steps,
+                                            double target_epsilon, double delta,
+                                            const CalibrationOptions& options) {
+  check_target(target_epsilon);
+  validate_delta(delta);
+  if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
+  const std::vector<double> orders = options.orders.empty() ? default_orders() : options.orders;
+  validate_orders(orders);
+  const double z_min = options.min_noise_multiplier, z_max = options.max_noise_multiplier;
+  if (!(z_min > 0.0) || !(z_max > z_min) || !std::isfinite(z_max))
+    throw std::invalid_argument("calibration bracket must satisfy 0 < min_noise_multiplier < "
+                                "max_noise_multiplier < inf");
+  if (!(options.relative_tolerance > 0.0))
+    throw std::invalid_argument("calibration relative_tolerance must be > 0");
+
+  auto evaluate = [&](double z) {
+    std::vector<double> rdp = rdp_per_step(sampling.with_noise_multiplier(z), orders);
+    for (double& r : rdp) r *= static_cast<double>(steps);
+    return epsilon_from_rdp(orders, rdp, delta, options.conversion);
+  };
+
+  // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target.
+  double hi = std::min(std::max(1.0, z_min), z_max);
+  EpsilonAtOrder e_hi = evaluate(hi);
+  double lo = hi;
+  EpsilonAtOrder e_lo = e_hi;
+  if (e_hi.epsilon <= target_epsilon) {
+    // Move down until the target is exceeded (or the bracket's bottom is reached).
+    while (e_lo.epsilon <= target_epsilon) {
+      hi = lo;
+      e_hi = e_lo;
+      if (lo <= z_min) return {hi, e_hi.epsilon, e_hi.order};  // fits even at z_min
+      lo = std::max(z_min, lo / 2.0);
+      e_lo = evaluate(lo);
+      if (e_lo.epsilon < e_hi.epsilon - 1e-12 * e_hi.epsilon)
+        throw std::logic_error("calibration: epsilon increased with the noise multiplier (" +
+                               fmt(lo) + " -> " + fmt(e_lo.epsilon) + ", " + fmt(hi) + " -> " +
+                               fmt(e_hi.epsilon) + ")");
+    }
+  } else {
+    while (e_hi.epsilon > target_epsilon) {
+      lo = hi;
+      e_lo = e_hi;
+      if (hi >= z_max)
+        throw std::invalid_argument(
+            "target epsilon " + fmt(target_epsilon) + " at delta " + fmt(delta) + " over " +
+            std::to_string(steps) + " steps is unreachable: even noise_multiplier " + fmt(z_max) +
+            " gives epsilon " + fmt(e_hi.epsilon) +
+            " (the target is too small for this many steps and these Rényi orders)");
+      hi = std::min(z_max, hi * 2.0);
+      e_hi = evaluate(hi);
+      if (e_hi.epsilon > e_lo.epsilon + 1e-12 * e_lo.epsilon)
+        throw std::logic_error("calibration: epsilon increased with the noise multiplier (" +
+                               fmt(lo) + " -> " + fmt(e_lo.epsilon) + ", " + fmt(hi) + " -> " +
+                               fmt(e_hi.epsilon) + ")");
+    }
+  }
+  // Bisection in log scale on [lo, hi].
+  while (hi / lo - 1.0 > options.relative_tolerance) {
+    const double mid = std::sqrt(lo * hi);
+    if (!(mid > lo && mid < hi)) break;  // no double strictly between
+    const EpsilonAtOrder e_mid = evaluate(mid);
+    if (!between(e_mid.epsilon, e_lo.epsilon, e_hi.epsilon))
+      throw std::logic_error("calibration: epsilon is not monotone in the noise multiplier at " +
+                             fmt(mid) + " (epsilon " + fmt(e_mid.epsilon) + " outside [" +
+                             fmt(e_hi.epsilon) + ", " + fmt(e_lo.epsilon) + "])");
+    if (e_mid.epsilon > target_epsilon) {
+      lo = mid;
+      e_lo = e_mid;
+    } else {
+      hi = mid;
+      e_hi = e_mid;
+    }
+  }
+  return {hi, e_hi.epsilon, e_hi.order};
+}
+
+StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsilon, double delta,
+                                 std::int64_t max_steps, const std::vector<double>& orders_in,
+                                 Conversion conversion) {
+  check_target(target_epsilon);
+  validate_delta(delta);
+  if (max_steps < 1)
+    throw std::invalid_argument("max_steps must be >= 1, got " + std::to_string(max_steps));
+  const std::vector<double> orders = orders_in.empty() ? default_orders() : orders_in;
+  const std::vector<double> per_step = rdp_per_step(mechanism, orders);
+  auto evaluate = [&](std::int64_t steps) {
+    std::vector<double> rdp = per_step;
+    for (double& r : rdp) r *= static_cast<double>(steps);
+    return epsilon_from_rdp(orders, rdp, delta, conversion);
+  };
+  // good: epsilon(good) <= target (0 steps spend nothing); bad: epsilon(bad) > target.
+  std::int64_t good = 0;
+  EpsilonAtOrder e_good{0.0, 0.0};
+  std::int64_t bad = 1;
+  EpsilonAtOrder e_bad = evaluate(1);
+  while (e_bad.epsilon <= target_epsilon) {
+    if (e_bad.epsilon < e_good.epsilon - 1e-12 * e_good.epsilon)
+      throw std::logic_error("calibrate_steps: epsilon decreased with more steps");
+    good = bad;
+    e_good = e_bad;
+    if (bad >= max_steps) return {good, e_good.epsilon, e_good.order};
+    bad = bad > max_steps / 2 ? max_steps : bad * 2;
+    e_bad = evaluate(bad);
+  }
+  while (bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    const EpsilonAtOrder e_mid = evaluate(mid);
+    if (!between(e_mid.epsilon, e_bad.epsilon, e_good.epsilon))
+      throw std::logic_error("calibrate_steps: epsilon is not monotone in the number of steps at " +
+                             std::to_string(mid));
+    if (e_mid.epsilon > target_epsilon) {
+      bad = mid;
+      e_bad = e_mid;
+    } else {
+      good = mid;
+      e_good = e_mid;
+    }
+  }
+  return {good, e_good.epsilon, e_good.order};
+}
+
+}  // namespace dpgnn::privacy

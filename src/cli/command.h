@@ -33,5 +33,6 @@ class Registry {
 };
 
 // One per cmd_<name>.cpp.
+void add_info_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

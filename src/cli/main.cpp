@@ -19,9 +19,10 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "dpgnn 0.1.0");
   app.footer(
       "Exit codes: 0 ok, 1 internal error, 2 bad argument/config/parameter, 3 malformed input "
-      "file, 4 I/O or system error. See docs/cli.md.");
+      "file, 4 I/O or system error. See docs/cli.md.\n");
   dpgnn::cli::Registry registry;
   // One line per subcommand (declared in command.h, defined in cmd_<name>.cpp).
+  dpgnn::cli::add_info_command(app, registry);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

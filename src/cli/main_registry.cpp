@@ -1,2 +1,0 @@
-// Keeps dpgnn_cli a non-empty library while subcommands are added one by one.
-#include "command.h"

@@ -1,0 +1,73 @@
+// Helpers shared by tests: temporary directories and running the dpgnn binary.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace dpgnn::testing {
+
+// A fresh directory under the system temp dir, removed when the object goes away.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("dpgnn-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;      // valid when !signaled
+  bool signaled = false;   // killed by a signal (a crash)
+  std::string output;      // stdout and stderr together
+};
+
+// Runs a shell command line, capturing stdout+stderr.
+inline CommandResult run_command(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = ::pclose(p);
+  if (WIFSIGNALED(status)) {
+    r.signaled = true;
+  } else if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+    // The shell reports a child killed by signal N as exit status 128 + N.
+    r.signaled = r.exit_code > 128 && r.exit_code < 160;
+  }
+  return r;
+}
+
+// Runs the dpgnn binary built with the tests.
+inline CommandResult run_dpgnn(const std::string& args) {
+  return run_command(std::string(DPGNN_BINARY) + " " + args);
+}
+
+inline std::string shared_dir() { return DPGNN_SHARED_DIR; }
+inline bool shared_data_available() {
+  return std::filesystem::exists(std::string(DPGNN_SHARED_DIR) + "/data");
+}
+
+}  // namespace dpgnn::testing

@@ -1,0 +1,89 @@
+// The training configuration: one struct per YAML section, each field with its default,
+// description and constraint together (the table in config.cpp is the single source;
+// `dpgnn train --help-config` and docs/configs.md print it). Unknown keys, wrong types and
+// out-of-range values are ConfigErrors naming the file and the key, raised before any
+// rank does work.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpgnn::train {
+
+enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp };
+Method parse_method(const std::string& name);
+std::string method_name(Method m);
+bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp
+bool uses_random_walks(Method m);   // drw, drw-r, drw-d, gcn (same sampler and batch as drw)
+
+struct DataSection {
+  std::string dataset;    // dataset HDF5 file (required)
+  std::string partition;  // partition file from `dpgnn partition`; empty = one part
+};
+
+struct ModelSection {
+  std::string arch = "gcn";  // gcn | sage | gin | mlp (mlp and dp-mlp force mlp)
+  int layers = 2;
+  int hidden = 256;
+  std::string activation = "relu";
+  double dropout = 0.0;
+};
+
+struct TrainSection {
+  std::int64_t batch_size = 0;  // m; 0 = auto: min(256, M / 2)
+  double lr = 0.01;
+  std::string optimizer = "adam";
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+  std::int64_t max_steps = 1000;
+  std::uint64_t seed = 0;
+  std::int64_t eval_every = 100;        // 0 = only at the end
+  std::int64_t checkpoint_every = 100;  // 0 = only at the end
+  int threads = 0;                      // compute threads per rank; 0 = cores / local ranks
+};
+
+struct PrivacySection {
+  double target_epsilon = 8.0;
+  double delta = 1e-5;
+  std::optional<double> noise_multiplier;  // absent = calibrate to target_epsilon over max_steps
+  double clip_norm = 1.0;
+  std::optional<std::uint64_t> noise_seed;  // absent = OS secure randomness
+  bool worst_case = false;                  // account with M_min (random-walk paper, Sec. 4.2)
+  std::string conversion = "balle";         // balle | mironov
+};
+
+struct SamplerSection {
+  int walk_length = 4;           // L
+  int restarts = 4;              // R (drw-r)
+  std::int64_t resample_every = 100;  // i (drw-d)
+  int max_degree = 3;            // K (dpgnn)
+  std::string edges = "induced";  // induced | walk: which edges a random-walk subgraph keeps
+};
+
+struct Config {
+  std::string method = "drw";
+  DataSection data;
+  ModelSection model;
+  TrainSection train;
+  PrivacySection privacy;
+  SamplerSection sampler;
+  std::string device = "cpu";  // cpu | cuda | cuda:N
+  std::string source;          // the file it was read from (for messages)
+
+  Method method_enum() const { return parse_method(method); }
+};
+
+// Reads `path`, applies `overrides` ("key=value", dotted keys, YAML scalar values) and
+// validates. Throws ConfigError naming the file and the key.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides);
+// Parses YAML text (for tests).
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides);
+// The resolved configuration as YAML (every key, defaults included).
+std::string dump_config(const Config& config);
+// Every key with its type, default and description, as Markdown table rows.
+std::string describe_config_keys();
+
+}  // namespace dpgnn::train

@@ -1,0 +1,306 @@
+// The configuration schema: one table of keys (type, default, constraint, description),
+// used to parse, validate, dump and document. LightGBM's config.h keeps default,
+// description and check next to each field; this table does the same for YAML.
+#include "dpgnn/train/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::train {
+
+Method parse_method(const std::string& name) {
+  static const std::map<std::string, Method> m = {
+      {"drw", Method::kDrw},     {"drw-r", Method::kDrwR}, {"drw-d", Method::kDrwD}, {"dpgnn", Method::kDpGnn},
+      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp}};
+  auto it = m.find(name);
+  if (it == m.end())
+    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, gcn, mlp");
+  return it->second;
+}
+
+std::string method_name(Method m) {
+  switch (m) {
+    case Method::kDrw: return "drw";
+    case Method::kDrwR: return "drw-r";
+    case Method::kDrwD: return "drw-d";
+    case Method::kDpGnn: return "dpgnn";
+    case Method::kDpMlp: return "dp-mlp";
+    case Method::kGcn: return "gcn";
+    case Method::kMlp: return "mlp";
+  }
+  return "?";
+}
+
+bool is_private(Method m) { return m != Method::kGcn && m != Method::kMlp; }
+bool uses_random_walks(Method m) {
+  return m == Method::kDrw || m == Method::kDrwR || m == Method::kDrwD || m == Method::kGcn;
+}
+
+namespace {
+
+struct Field {
+  std::string key, type, default_text, description;
+  std::function<void(Config&, const YAML::Node&, const std::string& file)> set;
+  std::function<YAML::Node(const Config&)> get;
+};
+
+template <typename T>
+T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key, const char* what) {
+  if (!n.IsScalar()) throw ConfigError(file, key, std::string("expected ") + what + ", got a " +
+                                                      (n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null"));
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError(file, key, std::string("expected ") + what + ", got '" + n.Scalar() + "'");
+  }
+}
+
+std::string fmt_double(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+#define DPGNN_STR(KEY, MEMBER, DESC)                                                          \
+  Field{KEY, "string", Config{}.MEMBER, DESC,                                                 \
+        [](Config& c, const YAML::Node& n, const std::string& f) {                           \
+          c.MEMBER = scalar_as<std::string>(n, f, KEY, "a string");                           \
+        },                                                                                    \
+        [](const Config& c) { return YAML::Node(c.MEMBER); }}
+#define DPGNN_NUM(KEY, MEMBER, TYPE, TNAME, DESC)                                             \
+  Field{KEY, TNAME, fmt_double(static_cast<double>(Config{}.MEMBER)), DESC,                   \
+        [](Config& c, const YAML::Node& n, const std::string& f) {                           \
+          c.MEMBER = scalar_as<TYPE>(n, f, KEY, "a " TNAME);                                  \
+        },                                                                                    \
+        [](const Config& c) { return YAML::Node(c.MEMBER); }}
+#define DPGNN_OPT(KEY, MEMBER, TYPE, TNAME, DESC)                                             \
+  Field{KEY, TNAME " or null", "null", DESC,                                                  \
+        [](Config& c, const YAML::Node& n, const std::string& f) {                           \
+          if (n.IsNull() || (n.IsScalar() && (n.Scalar() == "null" || n.Scalar() == "~")))    \
+            c.MEMBER.reset();                                                                 \
+          else                                                                                \
+            c.MEMBER = scalar_as<TYPE>(n, f, KEY, "a " TNAME " or null");                     \
+        },                                                                                    \
+        [](const Config& c) { return c.MEMBER ? YAML::Node(*c.MEMBER) : YAML::Node(YAML::NodeType::Null); }}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      DPGNN_STR("method", method,
+                "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), dp-mlp, "
+                "gcn | mlp (non-private)"),
+      DPGNN_STR("device", device, "cpu, cuda or cuda:N (a rank uses its local rank's GPU when just cuda)"),
+      DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
+      DPGNN_STR("data.partition", data.partition,
+                "partition file from `dpgnn partition`; empty = the dataset as one part (one rank)"),
+      DPGNN_STR("model.arch", model.arch, "gcn | sage | gin | mlp (mlp and dp-mlp always use mlp)"),
+      DPGNN_NUM("model.layers", model.layers, int, "integer", "number of GNN layers, 1..3"),
+      DPGNN_NUM("model.hidden", model.hidden, int, "integer", "hidden width, >= 1"),
+      DPGNN_STR("model.activation", model.activation, "relu | tanh"),
+      DPGNN_NUM("model.dropout", model.dropout, double, "number", "dropout probability in [0, 1)"),
+      DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
+                "m subgraphs per step (uniform without replacement out of all M); 0 = auto: min(256, M/2)"),
+      DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
+      DPGNN_STR("train.optimizer", train.optimizer, "adam | sgd"),
+      DPGNN_NUM("train.momentum", train.momentum, double, "number", "SGD momentum in [0, 1)"),
+      DPGNN_NUM("train.weight_decay", train.weight_decay, double, "number", "L2 weight decay, >= 0"),
+      DPGNN_NUM("train.max_steps", train.max_steps, std::int64_t, "integer",
+                "stop after this many steps (private runs also stop before exceeding the target epsilon)"),
+      DPGNN_NUM("train.seed", train.seed, std::uint64_t, "integer",
+                "seed of initialisation, sampling and batch selection (not of the noise)"),
+      DPGNN_NUM("train.eval_every", train.eval_every, std::int64_t, "integer",
+                "evaluate on val/test every k steps (0 = only at the end)"),
+      DPGNN_NUM("train.checkpoint_every", train.checkpoint_every, std::int64_t, "integer",
+                "write a checkpoint every k steps (0 = only at the end)"),
+      DPGNN_NUM("train.threads", train.threads, int, "integer",
+                "compute threads per rank (LibTorch and OpenBLAS together); 0 = cores / local ranks"),
+      DPGNN_NUM("privacy.target_epsilon", privacy.target_epsilon, double, "number",
+                "stop before a step would exceed it; > 0"),
+      DPGNN_NUM("privacy.delta", privacy.delta, double, "number", "delta in (0, 1)"),
+      DPGNN_OPT("privacy.noise_multiplier", privacy.noise_multiplier, double, "number",
+                "sigma / sensitivity (docs/privacy.md); null = calibrate to target_epsilon over train.max_steps"),
+      DPGNN_NUM("privacy.clip_norm", privacy.clip_norm, double, "number",
+                "per-subgraph gradient clipping threshold C, > 0"),
+      DPGNN_OPT("privacy.noise_seed", privacy.noise_seed, std::uint64_t, "integer",
+                "pins the noise generator (reproducible runs); null = seeded from the OS's secure randomness"),
+      DPGNN_NUM("privacy.worst_case", privacy.worst_case, bool, "boolean",
+                "account with the paper's M_min = ceil(N/(1+R*L)) instead of the realised M"),
+      DPGNN_STR("privacy.conversion", privacy.conversion, "RDP to (epsilon, delta): balle | mironov"),
+      DPGNN_NUM("sampler.walk_length", sampler.walk_length, int, "integer", "random-walk length L, >= 1"),
+      DPGNN_NUM("sampler.restarts", sampler.restarts, int, "integer",
+                "walks per root R (drw-r; drw and drw-d use 1), >= 1"),
+      DPGNN_NUM("sampler.resample_every", sampler.resample_every, std::int64_t, "integer",
+                "drw-d: re-sample the subgraphs every i steps, >= 1"),
+      DPGNN_NUM("sampler.max_degree", sampler.max_degree, int, "integer", "dpgnn: in-degree bound K, >= 1"),
+      DPGNN_STR("sampler.edges", sampler.edges,
+                "induced (all edges among a subgraph's nodes) | walk (only the edges walked)"),
+  };
+  return f;
+}
+
+#undef DPGNN_STR
+#undef DPGNN_NUM
+#undef DPGNN_OPT
+
+const Field* find_field(const std::string& key) {
+  for (const auto& f : fields())
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+std::string known_keys_in(const std::string& section) {
+  std::string out;
+  for (const auto& f : fields()) {
+    const auto dot = f.key.find('.');
+    const std::string sec = dot == std::string::npos ? "" : f.key.substr(0, dot);
+    if (sec == section) out += (out.empty() ? "" : ", ") + f.key;
+  }
+  return out;
+}
+
+void apply(Config& c, const std::string& key, const YAML::Node& value, const std::string& file) {
+  const Field* f = find_field(key);
+  if (f == nullptr) {
+    const auto dot = key.find('.');
+    const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+    const std::string known = known_keys_in(section);
+    throw ConfigError(file, key, "unknown key" + (known.empty() ? std::string(" (unknown section)") : "; known keys here: " + known));
+  }
+  f->set(c, value, file);
+}
+
+void walk(Config& c, const YAML::Node& node, const std::string& prefix, const std::string& file) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = (prefix.empty() ? "" : prefix + ".") + it->first.as<std::string>();
+    const bool is_section = prefix.empty() && it->second.IsMap();
+    if (is_section) {
+      if (known_keys_in(key).empty()) throw ConfigError(file, key, "unknown section; sections are data, model, train, privacy, sampler");
+      walk(c, it->second, key, file);
+    } else {
+      apply(c, key, it->second, file);
+    }
+  }
+}
+
+void require(bool ok, const std::string& file, const std::string& key, const std::string& problem) {
+  if (!ok) throw ConfigError(file, key, problem);
+}
+
+void validate(const Config& c) {
+  const std::string& f = c.source;
+  try {
+    parse_method(c.method);
+  } catch (const UsageError& e) {
+    throw ConfigError(f, "method", e.what());
+  }
+  require(!c.data.dataset.empty(), f, "data.dataset", "is required (the dataset HDF5 file)");
+  require(c.device == "cpu" || c.device == "cuda" || c.device.rfind("cuda:", 0) == 0, f, "device",
+          "must be cpu, cuda or cuda:N, got '" + c.device + "'");
+  require(c.model.arch == "gcn" || c.model.arch == "sage" || c.model.arch == "gin" || c.model.arch == "mlp", f,
+          "model.arch", "must be gcn, sage, gin or mlp, got '" + c.model.arch + "'");
+  require(c.model.layers >= 1 && c.model.layers <= 3, f, "model.layers", "must be 1, 2 or 3");
+  require(c.model.hidden >= 1, f, "model.hidden", "must be >= 1");
+  require(c.model.activation == "relu" || c.model.activation == "tanh", f, "model.activation", "must be relu or tanh");
+  require(c.model.dropout >= 0 && c.model.dropout < 1, f, "model.dropout", "must be in [0, 1)");
+  require(c.train.batch_size >= 0, f, "train.batch_size", "must be >= 1 (or 0 for auto)");
+  require(std::isfinite(c.train.lr) && c.train.lr > 0, f, "train.lr", "must be > 0");
+  require(c.train.optimizer == "adam" || c.train.optimizer == "sgd", f, "train.optimizer", "must be adam or sgd");
+  require(c.train.momentum >= 0 && c.train.momentum < 1, f, "train.momentum", "must be in [0, 1)");
+  require(c.train.weight_decay >= 0, f, "train.weight_decay", "must be >= 0");
+  require(c.train.max_steps >= 1, f, "train.max_steps", "must be >= 1");
+  require(c.train.eval_every >= 0, f, "train.eval_every", "must be >= 0");
+  require(c.train.checkpoint_every >= 0, f, "train.checkpoint_every", "must be >= 0");
+  require(c.train.threads >= 0, f, "train.threads", "must be >= 0");
+  require(std::isfinite(c.privacy.target_epsilon) && c.privacy.target_epsilon > 0, f, "privacy.target_epsilon",
+          "must be > 0");
+  require(c.privacy.delta > 0 && c.privacy.delta < 1, f, "privacy.delta", "must be in (0, 1)");
+  if (c.privacy.noise_multiplier)
+    require(std::isfinite(*c.privacy.noise_multiplier) && *c.privacy.noise_multiplier > 0, f,
+            "privacy.noise_multiplier", "must be > 0 (or null to calibrate it)");
+  require(std::isfinite(c.privacy.clip_norm) && c.privacy.clip_norm > 0, f, "privacy.clip_norm", "must be > 0");
+  require(c.privacy.conversion == "balle" || c.privacy.conversion == "mironov", f, "privacy.conversion",
+          "must be balle or mironov");
+  require(c.sampler.walk_length >= 1, f, "sampler.walk_length", "must be >= 1");
+  require(c.sampler.restarts >= 1, f, "sampler.restarts", "must be >= 1");
+  require(c.sampler.resample_every >= 1, f, "sampler.resample_every", "must be >= 1");
+  require(c.sampler.max_degree >= 1, f, "sampler.max_degree", "must be >= 1");
+  require(c.sampler.edges == "induced" || c.sampler.edges == "walk", f, "sampler.edges", "must be induced or walk");
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides) {
+  Config c;
+  c.source = source;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source, "(syntax)", std::string("not valid YAML: ") + e.what());
+  }
+  if (!root.IsNull()) {
+    if (!root.IsMap()) throw ConfigError(source, "(top level)", "must be a mapping of sections and keys");
+    walk(c, root, "", source);
+  }
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--set", o, "expected key=value (e.g. --set train.lr=0.1)");
+    const std::string key = o.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw ConfigError("--set", key, std::string("value is not valid YAML: ") + e.what());
+    }
+    apply(c, key, value, "--set");
+  }
+  validate(c);
+  return c;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node probe;
+  std::string text;
+  {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot read the config file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  return parse_config(text, path, overrides);
+}
+
+std::string dump_config(const Config& c) {
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& f : fields()) {
+    const auto dot = f.key.find('.');
+    if (dot == std::string::npos)
+      root[f.key] = f.get(c);
+    else
+      root[f.key.substr(0, dot)][f.key.substr(dot + 1)] = f.get(c);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string describe_config_keys() {
+  std::string out = "| key | type | default | description |\n|---|---|---|---|\n";
+  for (const auto& f : fields())
+    out += "| `" + f.key + "` | " + f.type + " | `" + (f.default_text.empty() ? "\"\"" : f.default_text) + "` | " +
+           f.description + " |\n";
+  return out;
+}
+
+}  // namespace dpgnn::train

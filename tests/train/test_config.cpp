@@ -1,0 +1,98 @@
+// The config contract: the keys checks rely on, defaults for everything absent, and one
+// clear error naming the file and key for every malformed config.
+#include <gtest/gtest.h>
+
+#include "dpgnn/train/config.h"
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::train {
+namespace {
+
+void expect_config_error(const std::string& yaml, const std::string& key, const std::string& fragment,
+                         const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_config(yaml, "x.yaml", overrides);
+    FAIL() << "expected an error for key " << key;
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(key), std::string::npos) << m;
+    EXPECT_NE(m.find(fragment), std::string::npos) << m;
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+  }
+}
+
+TEST(Config, AConfigWithOnlyTheDatasetIsValidAndGetsTheDocumentedDefaults) {
+  const Config c = parse_config("data:\n  dataset: cora.h5\n", "x.yaml", {});
+  EXPECT_EQ(c.method, "drw");
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.train.batch_size, 0);
+  EXPECT_DOUBLE_EQ(c.privacy.target_epsilon, 8.0);
+  EXPECT_FALSE(c.privacy.noise_multiplier.has_value());
+  EXPECT_FALSE(c.privacy.noise_seed.has_value());
+}
+
+TEST(Config, ReadsEveryKeyTheChecksRelyOn) {
+  const Config c = parse_config(R"(
+method: drw-r
+device: cpu
+data: {dataset: d.h5, partition: p.h5}
+model: {arch: sage, layers: 1, hidden: 64}
+train: {batch_size: 32, lr: 0.1, max_steps: 50, seed: 7}
+privacy: {target_epsilon: 4, delta: 1.0e-6, noise_multiplier: 2.5, clip_norm: 0.5, noise_seed: 11}
+sampler: {walk_length: 3, restarts: 2}
+)",
+                                "x.yaml", {});
+  EXPECT_EQ(c.method_enum(), Method::kDrwR);
+  EXPECT_EQ(c.data.partition, "p.h5");
+  EXPECT_EQ(c.model.arch, "sage");
+  EXPECT_EQ(c.train.batch_size, 32);
+  EXPECT_EQ(c.train.seed, 7u);
+  EXPECT_DOUBLE_EQ(*c.privacy.noise_multiplier, 2.5);
+  EXPECT_EQ(*c.privacy.noise_seed, 11u);
+  EXPECT_EQ(c.sampler.restarts, 2);
+}
+
+TEST(Config, OverridesApplyAfterTheFileAndCanResetOptionalKeys) {
+  const Config c = parse_config("data: {dataset: d.h5}\nprivacy: {noise_multiplier: 2}\n", "x.yaml",
+                                {"train.lr=0.5", "privacy.noise_multiplier=null", "method=gcn"});
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.5);
+  EXPECT_FALSE(c.privacy.noise_multiplier.has_value());
+  EXPECT_EQ(c.method, "gcn");
+}
+
+TEST(Config, RejectsUnknownKeysNamingThem) {
+  expect_config_error("data: {dataset: d.h5}\ntrain: {learning_rate: 0.1}\n", "train.learning_rate", "unknown key");
+  expect_config_error("data: {dataset: d.h5}\noptim: {lr: 0.1}\n", "optim", "unknown section");
+  expect_config_error("data: {dataset: d.h5}\n", "train.lrr", "unknown key", {"train.lrr=1"});
+}
+
+TEST(Config, RejectsWrongTypes) {
+  expect_config_error("data: {dataset: d.h5}\ntrain: {lr: fast}\n", "train.lr", "expected a number");
+  expect_config_error("data: {dataset: d.h5}\nmodel: {layers: [1, 2]}\n", "model.layers", "got a list");
+}
+
+TEST(Config, RejectsOutOfRangeValues) {
+  expect_config_error("data: {dataset: d.h5}\nprivacy: {target_epsilon: 0}\n", "privacy.target_epsilon", "> 0");
+  expect_config_error("data: {dataset: d.h5}\nprivacy: {target_epsilon: -1}\n", "privacy.target_epsilon", "> 0");
+  expect_config_error("data: {dataset: d.h5}\nprivacy: {delta: 1}\n", "privacy.delta", "(0, 1)");
+  expect_config_error("data: {dataset: d.h5}\nmodel: {layers: 4}\n", "model.layers", "1, 2 or 3");
+  expect_config_error("data: {dataset: d.h5}\nmethod: dp-sgd\n", "method", "unknown");
+  expect_config_error("data: {dataset: d.h5}\nprivacy: {noise_multiplier: 0}\n", "privacy.noise_multiplier", "> 0");
+}
+
+TEST(Config, RequiresADataset) { expect_config_error("method: drw\n", "data.dataset", "required"); }
+
+TEST(Config, RejectsInvalidYaml) { expect_config_error("data: [unclosed\n", "syntax", "not valid YAML"); }
+
+TEST(Config, DumpsEveryKeyAndReadsBackTheSameConfig) {
+  const Config a = parse_config("data: {dataset: d.h5}\ntrain: {lr: 0.25}\nprivacy: {noise_seed: 3}\n", "x.yaml", {});
+  const std::string text = dump_config(a);
+  const Config b = parse_config(text, "dump.yaml", {});
+  EXPECT_EQ(dump_config(b), text);
+  EXPECT_DOUBLE_EQ(b.train.lr, 0.25);
+  EXPECT_EQ(*b.privacy.noise_seed, 3u);
+  EXPECT_NE(text.find("walk_length"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dpgnn::train

@@ -21,7 +21,7 @@ const char* const kNoCudaBuild =
     "no CUDA in this build: reconfigure with -DDPGNN_WITH_CUDA=ON (and -DDPGNN_WITH_NCCL=ON for "
     "multi-GPU training)";
 
-std::string visible_devices_note() {
+[[maybe_unused]] std::string visible_devices_note() {
   const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
   return v == nullptr ? std::string("CUDA_VISIBLE_DEVICES unset")
                       : std::string("CUDA_VISIBLE_DEVICES='") + v + "'";
@@ -90,6 +90,7 @@ int bind_cuda_device(int local_rank) {
   CUDA_CHECK(cudaSetDevice(device));
   return device;
 #else
+  (void)local_rank;
   return -1;  // unreachable: the reason above is never empty without CUDA
 #endif
 }

@@ -3,9 +3,10 @@
 // MPI takes counts and displacements as `int`. Every call is split so that no count or
 // displacement passed to MPI exceeds max_elements_per_call (INT_MAX by default):
 //   all-reduce, broadcast: consecutive chunks of the buffer, one call each;
-//   all-gather(v):         MPI_Allgather(v) when every count and displacement fits,
-//                          otherwise each rank's block is broadcast from its owner in chunks;
-//   all-to-all-v:          MPI_Alltoallv when every rank's counts and displacements fit
+//   all-gather(v):         MPI_Allgather(v) when the whole receive buffer fits in one
+//                          call, otherwise each rank's block is broadcast from its owner
+//                          in chunks;
+//   all-to-all-v:          MPI_Alltoallv when every rank's send and receive totals fit
 //                          (agreed by a one-int all-reduce, as counts differ per rank),
 //                          otherwise point-to-point chunks (MPI keeps messages between one
 //                          pair of ranks with one tag in order, so chunks need no numbering).
@@ -79,7 +80,9 @@ class MpiCommunicator final : public Communicator {
 
   void do_allgather(const void* send, void* recv, std::size_t count_per_rank,
                     DType dtype) override {
-    if (count_per_rank <= max_per_call_) {
+    // The total, not just one block, must fit: MPI implementations index the receive
+    // buffer with int arithmetic in some algorithms.
+    if (count_per_rank * static_cast<std::size_t>(size_) <= max_per_call_) {
       MPI_CHECK(MPI_Allgather(send, static_cast<int>(count_per_rank), to_mpi(dtype), recv,
                               static_cast<int>(count_per_rank), to_mpi(dtype), comm_));
       return;
@@ -122,15 +125,15 @@ class MpiCommunicator final : public Communicator {
     return static_cast<int>(remaining < max_per_call_ ? remaining : max_per_call_);
   }
 
-  // True when every count and every displacement (prefix sum) fits in one MPI call;
-  // then fills the int arrays MPI wants.
+  // True when the total of `counts` (so every count and displacement) fits in one MPI
+  // call; then fills the int arrays MPI wants.
   bool fits(const std::vector<std::size_t>& counts, std::vector<int>* icounts,
             std::vector<int>* idispls) const {
     icounts->resize(counts.size());
     idispls->resize(counts.size());
     std::size_t offset = 0;
     for (std::size_t p = 0; p < counts.size(); ++p) {
-      if (counts[p] > max_per_call_ || offset > max_per_call_) return false;
+      if (counts[p] > max_per_call_ - offset) return false;  // offset + counts[p] > max
       (*icounts)[p] = static_cast<int>(counts[p]);
       (*idispls)[p] = static_cast<int>(offset);
       offset += counts[p];

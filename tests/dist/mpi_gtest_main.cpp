@@ -3,7 +3,8 @@
 // Starts MPI through dist::init_environment (as `dpgnn` does), lets only rank 0 print the
 // GoogleTest report (ranks > 0 print just their failures, prefixed with the rank, so a
 // failure on one rank is not lost), and makes every rank exit non-zero when any rank
-// failed. Tests run the same collectives in the same order on every rank, so test bodies
+// failed, or 77 when every test skipped (register the ctest with SKIP_RETURN_CODE 77).
+// Tests run the same collectives in the same order on every rank, so test bodies
 // must not return early before a collective that peers will enter.
 // Reusable by other modules' MPI tests: add this file to their SOURCES with dpgnn_dist.
 #include <gtest/gtest.h>
@@ -16,6 +17,8 @@
 #include "dpgnn/util/log.h"
 
 namespace {
+
+constexpr int kAllSkipped = 77;
 
 class FailureOnlyPrinter : public ::testing::EmptyTestEventListener {
  public:
@@ -50,5 +53,11 @@ int main(int argc, char** argv) {
   if (env.world_rank == 0 && failed > 0)
     std::fprintf(stderr, "%d of %d ranks had failures\n", failed, env.world_size);
   dpgnn::dist::finalize_environment();
-  return failed > 0 ? 1 : 0;
+  if (failed > 0) return 1;
+  // Every test skipped (e.g. NCCL tests without a GPU): exit 77, which ctest reports as
+  // "Skipped" for tests with SKIP_RETURN_CODE 77 rather than as a pass.
+  const auto* unit = ::testing::UnitTest::GetInstance();
+  if (unit->test_to_run_count() > 0 && unit->skipped_test_count() == unit->test_to_run_count())
+    return kAllSkipped;
+  return 0;
 }

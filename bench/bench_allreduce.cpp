@@ -1,0 +1,175 @@
+// All-reduce benchmark in the format of nccl-tests' all_reduce_perf: for message sizes
+// from -b to -e bytes (factor -f), the in-place sum of a float32 buffer over all ranks of
+// the job, reporting time per call, algbw = bytes / time and busbw = algbw * 2(n-1)/n
+// (dist/bandwidth.h), plus a #wrong column from a separate checked call (the verifier:
+// rank r contributes (r+1)*(i%13+1), so every element must equal n(n+1)/2*(i%13+1)).
+// The time is the slowest rank's mean over the timed iterations, after warm-up calls.
+// This is the cost of the trainer's one gradient all-reduce per step (DESIGN.md): a
+// model of P float32 parameters moves 4P bytes.
+//
+//   mpiexec -n 2 --oversubscribe build/bench/bench_allreduce [-b 1K] [-e 256M] [-f 2]
+//           [-n ITERS] [-w WARMUP] [-d cpu|cuda]
+// -d cuda uses the NCCL communicator on CUDA buffers (builds with NCCL, one GPU per rank).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dpgnn/dist/bandwidth.h"
+#include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/device.h"
+#include "dpgnn/dist/environment.h"
+#include "dpgnn/util/error.h"
+#include "dpgnn/util/log.h"
+
+namespace {
+
+using dpgnn::UsageError;
+using namespace dpgnn::dist;
+
+struct Options {
+  std::size_t min_bytes = 1024;
+  std::size_t max_bytes = 256u << 20;
+  std::size_t factor = 2;
+  int iters = 0;   // 0: chosen per size
+  int warmup = -1; // -1: chosen per size
+  BufferLocation where = BufferLocation::host;
+};
+
+// "1024", "64K", "256M", "1G" -> bytes.
+std::size_t parse_size(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  std::size_t mult = 1;
+  const std::string suffix(end);
+  if (suffix == "K" || suffix == "k") mult = 1u << 10;
+  else if (suffix == "M" || suffix == "m") mult = 1u << 20;
+  else if (suffix == "G" || suffix == "g") mult = 1u << 30;
+  else if (!suffix.empty() || end == text.c_str())
+    throw UsageError("bench_allreduce: " + flag + " '" + text + "' is not a size like 1024, 64K, 256M, 1G");
+  return static_cast<std::size_t>(v) * mult;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw UsageError("bench_allreduce: " + flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "-b") o.min_bytes = parse_size(flag, value);
+    else if (flag == "-e") o.max_bytes = parse_size(flag, value);
+    else if (flag == "-f") o.factor = parse_size(flag, value);
+    else if (flag == "-n") o.iters = std::atoi(value.c_str());
+    else if (flag == "-w") o.warmup = std::atoi(value.c_str());
+    else if (flag == "-d") {
+      if (value == "cpu") o.where = BufferLocation::host;
+      else if (value == "cuda") o.where = BufferLocation::cuda;
+      else throw UsageError("bench_allreduce: -d must be cpu or cuda, got '" + value + "'");
+    } else {
+      throw UsageError("bench_allreduce: unknown option " + flag);
+    }
+  }
+  if (o.min_bytes < 4 || o.max_bytes < o.min_bytes || o.factor < 2)
+    throw UsageError("bench_allreduce: need 4 <= -b <= -e and -f >= 2");
+  return o;
+}
+
+// Host or device buffer of `bytes`, filled from / read into host vectors.
+struct Buffer {
+  Buffer(BufferLocation where, std::size_t bytes) : where(where) {
+    if (where == BufferLocation::host) host.resize(bytes / sizeof(float));
+    else device = CudaBuffer(bytes);
+  }
+  float* data() { return where == BufferLocation::host ? host.data() : static_cast<float*>(device.data()); }
+  void put(const std::vector<float>& v) {
+    if (where == BufferLocation::host) std::copy(v.begin(), v.end(), host.begin());
+    else device.copy_from_host(v.data(), v.size() * sizeof(float));
+  }
+  std::vector<float> get(std::size_t count) {
+    if (where == BufferLocation::host) return std::vector<float>(host.begin(), host.begin() + count);
+    std::vector<float> v(count);
+    device.copy_to_host(v.data(), count * sizeof(float));
+    return v;
+  }
+  BufferLocation where;
+  std::vector<float> host;
+  CudaBuffer device;
+};
+
+int run(int argc, char** argv) {
+  const EnvironmentInfo& env = init_environment(&argc, &argv);
+  const Options opt = parse(argc, argv);
+  std::unique_ptr<Communicator> comm = make_communicator(opt.where);
+  const int n = comm->size();
+  std::unique_ptr<Communicator> host_comm = make_communicator(BufferLocation::host);  // for reductions of results
+  if (env.world_rank == 0) {
+    std::printf("# dpgnn bench_allreduce: backend %s, %d ranks, float32 sum in place, time = slowest rank's mean\n",
+                comm->backend(), n);
+    std::printf("# %12s %12s %7s %7s %12s %12s %12s %7s\n", "size(B)", "count", "type", "iters",
+                "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  }
+  Buffer buf(opt.where, opt.max_bytes);
+  for (std::size_t bytes = opt.min_bytes; bytes <= opt.max_bytes; bytes *= opt.factor) {
+    const std::size_t count = bytes / sizeof(float);
+    const int iters = opt.iters > 0 ? opt.iters
+                                    : static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 27) / bytes, 5, 100));
+    const int warmup = opt.warmup >= 0 ? opt.warmup : std::max(2, iters / 10);
+
+    // Verifier: one checked call.
+    std::vector<float> pattern(count);
+    for (std::size_t i = 0; i < count; ++i) pattern[i] = static_cast<float>((env.world_rank + 1) * (i % 13 + 1));
+    buf.put(pattern);
+    comm->allreduce_sum(buf.data(), count);
+    const std::vector<float> got = buf.get(count);
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (got[i] != static_cast<float>(n * (n + 1) / 2 * (i % 13 + 1))) ++wrong;
+    host_comm->allreduce_sum(&wrong, 1);
+
+    // Timed calls on zeros (sums stay 0: no overflow, no denormals).
+    buf.put(std::vector<float>(count, 0.0f));
+    for (int w = 0; w < warmup; ++w) comm->allreduce_sum(buf.data(), count);
+    comm->barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int it = 0; it < iters; ++it) comm->allreduce_sum(buf.data(), count);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
+    // Slowest rank: max via all-gather (the interface has only sums).
+    std::vector<double> all(static_cast<std::size_t>(n));
+    host_comm->allgather(&seconds, all.data(), 1);
+    seconds = *std::max_element(all.begin(), all.end());
+    if (env.world_rank == 0)
+      std::printf("  %12zu %12zu %7s %7d %12.2f %12.3f %12.3f %7lld\n", bytes, count, "float", iters,
+                  seconds * 1e6, algbw(bytes, seconds) / 1e9,
+                  busbw(CollectiveKind::allreduce, bytes, seconds, n) / 1e9,
+                  static_cast<long long>(wrong));
+    std::fflush(stdout);
+  }
+  comm.reset();
+  host_comm.reset();
+  finalize_environment();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dpgnn::init_logging();
+  int code = dpgnn::kExitInternal;
+  try {
+    code = run(argc, argv);
+  } catch (const dpgnn::Error& e) {
+    spdlog::error("{}", e.what());
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+  }
+  dpgnn::abort_peers_on_error(code);
+  return code;
+}

@@ -99,10 +99,11 @@ struct LocalGroup::State {
       cv.notify_all();
       return;
     }
-    const bool released = cv.wait_for(lock, timeout, [&] {
+    cv.wait_for(lock, timeout, [&] {
       return broken || returned_rank >= 0 || generation != my_generation;
     });
     if (generation != my_generation) return;  // released, even if broken just after
+    // Timed out, aborted, or a rank returned: each ends the group for good.
     if (!broken) {
       broken = true;
       broken_reason =
@@ -116,7 +117,6 @@ struct LocalGroup::State {
                     " for ranks that never joined; the group is aborted";
       cv.notify_all();
     }
-    (void)released;  // timed out, aborted, or a rank returned: all three end the group
     throw IoError(broken_reason);
   }
 

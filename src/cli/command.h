@@ -33,6 +33,7 @@ class Registry {
 };
 
 // One per cmd_<name>.cpp.
+void add_synth_command(CLI::App& root, Registry& registry);
 void add_info_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

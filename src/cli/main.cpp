@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
       "file, 4 I/O or system error. See docs/cli.md.\n");
   dpgnn::cli::Registry registry;
   // One line per subcommand (declared in command.h, defined in cmd_<name>.cpp).
+  dpgnn::cli::add_synth_command(app, registry);
   dpgnn::cli::add_info_command(app, registry);
   try {
     app.parse(argc, argv);

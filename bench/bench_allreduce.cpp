@@ -3,7 +3,9 @@
 // the job, reporting time per call, algbw = bytes / time and busbw = algbw * 2(n-1)/n
 // (dist/bandwidth.h), plus a #wrong column from a separate checked call (the verifier:
 // rank r contributes (r+1)*(i%13+1), so every element must equal n(n+1)/2*(i%13+1)).
-// The time is the slowest rank's mean over the timed iterations, after warm-up calls.
+// The time is the slowest rank's mean over the timed iterations, after warm-up calls (as
+// nccl-tests); the slowest rank's median call is printed too, as it resists the
+// descheduling spikes of a shared machine.
 // This is the cost of the trainer's one gradient all-reduce per step (DESIGN.md): a
 // model of P float32 parameters moves 4P bytes.
 //
@@ -110,10 +112,11 @@ int run(int argc, char** argv) {
   const int n = comm->size();
   std::unique_ptr<Communicator> host_comm = make_communicator(BufferLocation::host);  // for reductions of results
   if (env.world_rank == 0) {
-    std::printf("# dpgnn bench_allreduce: backend %s, %d ranks, float32 sum in place, time = slowest rank's mean\n",
+    std::printf("# dpgnn bench_allreduce: backend %s, %d ranks, float32 sum in place; time = slowest "
+                "rank's mean per call (algbw/busbw use it), median = slowest rank's median call\n",
                 comm->backend(), n);
-    std::printf("# %12s %12s %7s %7s %12s %12s %12s %7s\n", "size(B)", "count", "type", "iters",
-                "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    std::printf("# %12s %12s %7s %7s %12s %12s %12s %12s %7s\n", "size(B)", "count", "type", "iters",
+                "time(us)", "median(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
   }
   Buffer buf(opt.where, opt.max_bytes);
   for (std::size_t bytes = opt.min_bytes; bytes <= opt.max_bytes; bytes *= opt.factor) {
@@ -137,16 +140,29 @@ int run(int argc, char** argv) {
     buf.put(std::vector<float>(count, 0.0f));
     for (int w = 0; w < warmup; ++w) comm->allreduce_sum(buf.data(), count);
     comm->barrier();
+    std::vector<double> per_call(static_cast<std::size_t>(iters));
     const auto start = std::chrono::steady_clock::now();
-    for (int it = 0; it < iters; ++it) comm->allreduce_sum(buf.data(), count);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
-    // Slowest rank: max via all-gather (the interface has only sums).
-    std::vector<double> all(static_cast<std::size_t>(n));
-    host_comm->allgather(&seconds, all.data(), 1);
-    seconds = *std::max_element(all.begin(), all.end());
+    auto last = start;
+    for (int it = 0; it < iters; ++it) {
+      comm->allreduce_sum(buf.data(), count);
+      const auto now = std::chrono::steady_clock::now();
+      per_call[static_cast<std::size_t>(it)] = std::chrono::duration<double>(now - last).count();
+      last = now;
+    }
+    double stats[2] = {std::chrono::duration<double>(last - start).count() / iters, 0.0};
+    std::nth_element(per_call.begin(), per_call.begin() + iters / 2, per_call.end());
+    stats[1] = per_call[static_cast<std::size_t>(iters / 2)];
+    // Slowest rank's mean and median: max via all-gather (the interface has only sums).
+    std::vector<double> all(2 * static_cast<std::size_t>(n));
+    host_comm->allgather(stats, all.data(), 2);
+    double seconds = 0.0, median = 0.0;
+    for (int p = 0; p < n; ++p) {
+      seconds = std::max(seconds, all[2 * static_cast<std::size_t>(p)]);
+      median = std::max(median, all[2 * static_cast<std::size_t>(p) + 1]);
+    }
     if (env.world_rank == 0)
-      std::printf("  %12zu %12zu %7s %7d %12.2f %12.3f %12.3f %7lld\n", bytes, count, "float", iters,
-                  seconds * 1e6, algbw(bytes, seconds) / 1e9,
+      std::printf("  %12zu %12zu %7s %7d %12.2f %12.2f %12.3f %12.3f %7lld\n", bytes, count, "float",
+                  iters, seconds * 1e6, median * 1e6, algbw(bytes, seconds) / 1e9,
                   busbw(CollectiveKind::allreduce, bytes, seconds, n) / 1e9,
                   static_cast<long long>(wrong));
     std::fflush(stdout);

@@ -35,5 +35,6 @@ class Registry {
 // One per cmd_<name>.cpp.
 void add_synth_command(CLI::App& root, Registry& registry);
 void add_info_command(CLI::App& root, Registry& registry);
+void add_import_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

@@ -24,6 +24,7 @@ int run(int argc, char** argv) {
   // One line per subcommand (declared in command.h, defined in cmd_<name>.cpp).
   dpgnn::cli::add_synth_command(app, registry);
   dpgnn::cli::add_info_command(app, registry);
+  dpgnn::cli::add_import_command(app, registry);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,9 @@
 // edges[edge_ptr[i] .. edge_ptr[i+1]) as (u, v) pairs of node ids, each undirected edge
 // listed once. Disjoint samplers (DRW family, node, split) put every node in at most one
 // subgraph; the DP-GNN sampler bounds each node's occurrences by N(K, r) instead.
+// The loss is taken at the root only, except when loss_on_all_nodes is set (graph splits:
+// every node of a split is a labelled training node and contributes to its loss; the split
+// is still one example for clipping and sampling).
 #pragma once
 
 #include <algorithm>
@@ -22,6 +25,7 @@ struct SubgraphSet {
   std::vector<std::int64_t> nodes;                          // [node_ptr[M]]
   std::vector<std::int64_t> edge_ptr{0};                    // [M+1]
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // [edge_ptr[M]]
+  bool loss_on_all_nodes = false;  // true: every node of a subgraph is a loss node (split)
 
   std::int64_t size() const { return static_cast<std::int64_t>(roots.size()); }
   std::int64_t subgraph_size(std::int64_t i) const { return node_ptr[i + 1] - node_ptr[i]; }

@@ -15,6 +15,7 @@
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/dist/mpi_communicator.h"
 #include "dpgnn/util/error.h"
+#include "mpi_check.h"  // src/dist/, private: tested here directly
 
 namespace dpgnn::dist {
 namespace {
@@ -100,6 +101,26 @@ TEST(MpiEnvironment, LocalRankMatchesMpisSharedMemorySplit) {
   // Under OpenMPI's mpiexec the launcher's variables are the source.
   if (std::getenv("OMPI_COMM_WORLD_LOCAL_RANK") != nullptr) {
     EXPECT_EQ(env.local_rank_source, "OMPI_COMM_WORLD_LOCAL_RANK");
+  }
+}
+
+TEST(MpiCheck, AFailingCallThrowsIoErrorNamingTheCallAndMpisMessage) {
+  // MPI_COMM_NULL is an invalid communicator for MPI_Comm_rank: MPI raises MPI_ERR_COMM on
+  // MPI_COMM_WORLD's handler, which init_environment set to MPI_ERRORS_RETURN (with the
+  // default MPI_ERRORS_ARE_FATAL this test would kill the job instead).
+  char expected[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(MPI_ERR_COMM, expected, &length);
+  int rank = -1;
+  try {
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_NULL, &rank));
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("MPI_Comm_rank(MPI_COMM_NULL, &rank)"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::string(expected, static_cast<std::size_t>(length))), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("test_mpi_communicator.cpp:"), std::string::npos) << what;
   }
 }
 

@@ -36,5 +36,6 @@ class Registry {
 void add_synth_command(CLI::App& root, Registry& registry);
 void add_info_command(CLI::App& root, Registry& registry);
 void add_import_command(CLI::App& root, Registry& registry);
+void add_partition_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
   dpgnn::cli::add_synth_command(app, registry);
   dpgnn::cli::add_info_command(app, registry);
   dpgnn::cli::add_import_command(app, registry);
+  dpgnn::cli::add_partition_command(app, registry);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

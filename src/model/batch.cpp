@@ -1,0 +1,144 @@
+// Batch assembly, validation and sub-selection (see include/dpgnn/model/batch.h).
+#include "dpgnn/model/batch.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::model {
+namespace {
+
+at::Tensor host_int64(const std::vector<std::int64_t>& v) {
+  return at::tensor(at::ArrayRef<std::int64_t>(v), at::TensorOptions().dtype(at::kLong)).clone();
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& problem) {
+  throw DataError("batch", where, problem);
+}
+
+}  // namespace
+
+void Batch::validate(bool multilabel, std::int64_t num_classes) const {
+  if (!x.defined() || x.dim() != 2 || !at::isFloatingType(x.scalar_type())) {
+    fail("x", "must be a floating [n, F] tensor");
+  }
+  const std::int64_t n = x.size(0);
+  if (!node_ptr.defined() || node_ptr.dim() != 1 || node_ptr.scalar_type() != at::kLong ||
+      node_ptr.size(0) < 1) {
+    fail("node_ptr", "must be an int64 [B+1] tensor");
+  }
+  const std::int64_t B = node_ptr.size(0) - 1;
+  if (!root.defined() || root.dim() != 1 || root.size(0) != B || root.scalar_type() != at::kLong) {
+    fail("root", "must be an int64 [B] tensor with B = " + std::to_string(B));
+  }
+  if (!node_key.defined() || node_key.dim() != 1 || node_key.size(0) != n ||
+      node_key.scalar_type() != at::kLong) {
+    fail("node_key", "must be an int64 [n] tensor with n = " + std::to_string(n));
+  }
+  const at::Tensor ptr = node_ptr.cpu();
+  const auto* p = ptr.data_ptr<std::int64_t>();
+  if (p[0] != 0 || p[B] != n) {
+    fail("node_ptr", "must start at 0 and end at n = " + std::to_string(n) + ", got " +
+                         std::to_string(p[0]) + " .. " + std::to_string(p[B]));
+  }
+  for (std::int64_t s = 0; s < B; ++s) {
+    if (p[s + 1] <= p[s]) fail("node_ptr", "subgraph " + std::to_string(s) + " is empty or reversed");
+  }
+  if (multilabel) {
+    if (!y.defined() || y.dim() != 2 || y.size(0) != B || y.size(1) != num_classes ||
+        !at::isFloatingType(y.scalar_type())) {
+      fail("y", "multi-label targets must be a floating [B, C] tensor with C = " +
+                    std::to_string(num_classes));
+    }
+  } else {
+    if (!y.defined() || y.dim() != 1 || y.size(0) != B || y.scalar_type() != at::kLong) {
+      fail("y", "single-label targets must be an int64 [B] tensor");
+    }
+    if (B > 0 && (y.min().item<std::int64_t>() < 0 || y.max().item<std::int64_t>() >= num_classes)) {
+      fail("y", "a class label is outside [0, " + std::to_string(num_classes) + ")");
+    }
+  }
+  block.validate();
+  if (block.num_dst != n || block.num_src != n) {
+    fail("block", "a training block must have num_dst == num_src == n");
+  }
+  if (B == 0) return;
+  // Subgraph of every row; roots and edges must stay inside their subgraph.
+  const at::Tensor sizes = node_ptr.slice(0, 1) - node_ptr.slice(0, 0, B);
+  const at::Tensor seg = at::repeat_interleave(
+      at::arange(B, node_ptr.options()), sizes);  // [n]
+  const at::Tensor root_ok = (root >= node_ptr.slice(0, 0, B)) & (root < node_ptr.slice(0, 1));
+  if (!root_ok.all().item<bool>()) fail("root", "a root lies outside its subgraph's rows");
+  if (block.num_edges() > 0 &&
+      !seg.index_select(0, block.dst).eq(seg.index_select(0, block.src)).all().item<bool>()) {
+    fail("block", "an edge connects two different subgraphs (subgraphs must be disjoint)");
+  }
+}
+
+Batch make_batch(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr,
+                 const std::vector<std::int64_t>& root, const std::vector<std::int64_t>& node_key,
+                 const std::vector<std::int64_t>& edge_dst, const std::vector<std::int64_t>& edge_src,
+                 bool multilabel, std::int64_t num_classes,
+                 const std::vector<std::int64_t>& y_single, const std::vector<float>& y_multi) {
+  const c10::Device device = x.device();
+  const std::int64_t n = x.size(0);
+  Batch b;
+  b.x = x;
+  b.node_ptr = host_int64(node_ptr).to(device);
+  b.root = host_int64(root).to(device);
+  b.node_key = host_int64(node_key).to(device);
+  b.block = make_block(edge_dst, edge_src, n, n, device, x.scalar_type());
+  const std::int64_t B = static_cast<std::int64_t>(root.size());
+  if (multilabel) {
+    if (static_cast<std::int64_t>(y_multi.size()) != B * num_classes) {
+      fail("y", "expected " + std::to_string(B * num_classes) + " multi-hot values, got " +
+                    std::to_string(y_multi.size()));
+    }
+    b.y = at::tensor(at::ArrayRef<float>(y_multi), at::TensorOptions().dtype(at::kFloat))
+              .view({B, num_classes})
+              .to(device, x.scalar_type());
+  } else {
+    b.y = host_int64(y_single).to(device);
+  }
+  b.validate(multilabel, num_classes);
+  return b;
+}
+
+Batch select_subgraphs(const Batch& batch, const std::vector<std::int64_t>& subgraphs) {
+  const c10::Device device = batch.device();
+  const at::Tensor ptr_host = batch.node_ptr.cpu();
+  const auto* p = ptr_host.data_ptr<std::int64_t>();
+  const std::int64_t B = batch.num_subgraphs();
+  std::vector<std::int64_t> rows, new_ptr{0};
+  for (std::int64_t s : subgraphs) {
+    if (s < 0 || s >= B) fail("select_subgraphs", "subgraph " + std::to_string(s) + " out of range");
+    for (std::int64_t r = p[s]; r < p[s + 1]; ++r) rows.push_back(r);
+    new_ptr.push_back(static_cast<std::int64_t>(rows.size()));
+  }
+  const std::int64_t n_new = static_cast<std::int64_t>(rows.size());
+  const at::Tensor rows_t = host_int64(rows).to(device);
+  const at::Tensor sel = host_int64(subgraphs).to(device);
+  at::Tensor old_to_new = at::full({batch.num_nodes()}, -1, batch.node_ptr.options());
+  old_to_new.index_put_({rows_t}, at::arange(n_new, batch.node_ptr.options()));
+
+  Batch out;
+  out.x = batch.x.index_select(0, rows_t);
+  out.node_key = batch.node_key.index_select(0, rows_t);
+  out.node_ptr = host_int64(new_ptr).to(device);
+  out.root = old_to_new.index_select(0, batch.root.index_select(0, sel));
+  out.y = batch.y.index_select(0, sel);
+  GraphBlock& blk = out.block;
+  const GraphBlock& old = batch.block;
+  const at::Tensor new_dst = old_to_new.index_select(0, old.dst);
+  const at::Tensor keep = new_dst >= 0;  // edges never cross subgraphs: src is kept with dst
+  blk.dst = new_dst.masked_select(keep);
+  blk.src = old_to_new.index_select(0, old.src).masked_select(keep);
+  blk.num_dst = blk.num_src = n_new;
+  blk.deg_dst = old.deg_dst.index_select(0, rows_t);
+  blk.deg_src = old.deg_src.index_select(0, rows_t);
+  return out;
+}
+
+}  // namespace dpgnn::model

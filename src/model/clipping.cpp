@@ -1,0 +1,311 @@
+// Ghost-norm + book-keeping per-subgraph clipping (see include/dpgnn/model/clipping.h).
+//
+// One step:
+//  1. forward over the batch, recording every linear map (A, Z)            (gnn.cpp)
+//  2. ONE autograd pass: G = dLoss/dZ for all maps (not dLoss/dW: the weight-gradient
+//     matmuls of the backward are skipped and done once, weighted, in step 4)
+//  3. per-subgraph squared norms, per map, per bucket of equally sized subgraphs:
+//       size 1:      ||a||^2 ||g||^2                    (+ ||g||^2 for a bias)
+//       ghost:       <A_s A_s^T (+ 1 1^T), G_s G_s^T>  via two bmm on [B_k, k, d]
+//       materialise: ||A_s^T G_s||_F^2 via bmm on [chunk, d_in, d_out] (when
+//                    k (d_in + d_out) > d_in d_out, i.e. tiny layers and big subgraphs)
+//     bias-only map: ||sum_{i in s} g_i||^2 via a segment sum.
+//  4. factors c_s = min(1, C / ||g_s||) (1 when ||g_s|| = 0), c per node, and the clipped sum
+//     straight into the flat buffer: dW = (c * G)^T A, db = sum_i c_i g_i   (Bu et al. 2023)
+#include "dpgnn/model/clipping.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
+#include <string>
+
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::model {
+namespace {
+
+// Subgraphs grouped by exact size, so that every group is a dense [B_k, k, d] block.
+struct SizeBucket {
+  std::int64_t size = 0;         // k
+  std::int64_t count = 0;        // B_k
+  at::Tensor subgraphs;          // [B_k] int64 subgraph ids
+  at::Tensor rows;               // [B_k * k] int64 row ids, subgraph by subgraph
+  std::int64_t first_row = -1;   // >= 0 when the rows are one contiguous range (no gather)
+};
+
+struct BatchLayout {
+  at::Tensor segment;  // [n] int64: subgraph of each row
+  std::vector<SizeBucket> buckets;
+};
+
+BatchLayout make_layout(const Batch& batch) {
+  const c10::Device device = batch.device();
+  const at::Tensor ptr = batch.node_ptr.cpu();
+  const auto* p = ptr.data_ptr<std::int64_t>();
+  const std::int64_t B = batch.num_subgraphs();
+  const std::int64_t n = batch.num_nodes();
+  std::vector<std::int64_t> segment(static_cast<std::size_t>(n));
+  std::int64_t max_size = 0;
+  for (std::int64_t s = 0; s < B; ++s) {
+    for (std::int64_t r = p[s]; r < p[s + 1]; ++r) segment[static_cast<std::size_t>(r)] = s;
+    max_size = std::max(max_size, p[s + 1] - p[s]);
+  }
+  std::vector<std::vector<std::int64_t>> subs(static_cast<std::size_t>(max_size + 1));
+  for (std::int64_t s = 0; s < B; ++s) subs[static_cast<std::size_t>(p[s + 1] - p[s])].push_back(s);
+
+  const auto i64 = at::TensorOptions().dtype(at::kLong);
+  BatchLayout layout;
+  layout.segment = at::tensor(at::ArrayRef<std::int64_t>(segment), i64).to(device);
+  for (std::int64_t k = 1; k <= max_size; ++k) {
+    const auto& ids = subs[static_cast<std::size_t>(k)];
+    if (ids.empty()) continue;
+    std::vector<std::int64_t> rows;
+    rows.reserve(ids.size() * static_cast<std::size_t>(k));
+    bool contiguous = true;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (i > 0 && p[ids[i]] != p[ids[i - 1]] + k) contiguous = false;
+      for (std::int64_t r = p[ids[i]]; r < p[ids[i] + 1]; ++r) rows.push_back(r);
+    }
+    SizeBucket b;
+    b.size = k;
+    b.count = static_cast<std::int64_t>(ids.size());
+    b.subgraphs = at::tensor(at::ArrayRef<std::int64_t>(ids), i64).to(device);
+    b.rows = at::tensor(at::ArrayRef<std::int64_t>(rows), i64).to(device);
+    b.first_row = contiguous ? p[ids.front()] : -1;
+    layout.buckets.push_back(std::move(b));
+  }
+  return layout;
+}
+
+// Rows of one bucket as [B_k, k, d] (a view when the rows are contiguous).
+at::Tensor bucket_rows(const at::Tensor& t, const SizeBucket& b) {
+  const at::Tensor flat = b.first_row >= 0 ? t.narrow(0, b.first_row, b.count * b.size)
+                                           : t.index_select(0, b.rows);
+  return flat.view({b.count, b.size, t.size(1)});
+}
+
+bool use_ghost(std::int64_t k, std::int64_t din, std::int64_t dout, NormStrategy s) {
+  if (s == NormStrategy::kGhost) return true;
+  if (s == NormStrategy::kMaterialize) return false;
+  // flops of two Gram matrices + inner product vs one per-sample gradient + its square sum
+  const double ghost = static_cast<double>(k * k) * static_cast<double>(din + dout + 1);
+  const double mat = static_cast<double>(k + 1) * static_cast<double>(din) * static_cast<double>(dout);
+  return ghost <= mat;
+}
+
+// Adds the per-subgraph squared gradient norm of one map's parameters to norms2 [B].
+void accumulate_map_norms(const LinearMapRecord& map, const at::Tensor& G, const BatchLayout& layout,
+                          at::Tensor& norms2, const ClipOptions& options) {
+  const std::int64_t B = norms2.size(0);
+  if (!map.input.defined()) {
+    // Bias-only map: the subgraph's bias gradient is the sum of its rows of G.
+    const at::Tensor per_sub = at::zeros({B, G.size(1)}, G.options()).index_add_(0, layout.segment, G);
+    norms2.add_(per_sub.pow(2).sum(1));
+    return;
+  }
+  const at::Tensor& A = map.input;  // [n, din]
+  const bool has_weight = map.weight >= 0;
+  const bool has_bias = map.bias >= 0;
+  const std::int64_t din = A.size(1), dout = G.size(1);
+  for (const SizeBucket& b : layout.buckets) {
+    const at::Tensor Ab = bucket_rows(A, b);  // [B_k, k, din]
+    const at::Tensor Gb = bucket_rows(G, b);  // [B_k, k, dout]
+    at::Tensor n2;                            // [B_k]
+    if (b.size == 1) {
+      const at::Tensor g2 = Gb.squeeze(1).pow(2).sum(1);
+      n2 = has_weight ? Ab.squeeze(1).pow(2).sum(1) * g2 : at::zeros_like(g2);
+      if (has_bias) n2.add_(g2);
+    } else if (use_ghost(b.size, din, dout, options.strategy)) {
+      at::Tensor gram_a = has_weight ? at::bmm(Ab, Ab.transpose(1, 2))  // [B_k, k, k]
+                                     : at::zeros({b.count, b.size, b.size}, A.options());
+      if (has_bias) gram_a.add_(1.0);  // the bias is a weight on a constant-1 input column
+      const at::Tensor gram_g = at::bmm(Gb, Gb.transpose(1, 2));  // [B_k, k, k]
+      n2 = (gram_a * gram_g).sum({1, 2});
+    } else {
+      const std::int64_t chunk =
+          std::max<std::int64_t>(1, options.materialize_chunk_elements / std::max<std::int64_t>(1, din * dout));
+      std::vector<at::Tensor> parts;
+      for (std::int64_t c0 = 0; c0 < b.count; c0 += chunk) {
+        const std::int64_t len = std::min(chunk, b.count - c0);
+        const at::Tensor Ac = Ab.narrow(0, c0, len), Gc = Gb.narrow(0, c0, len);
+        at::Tensor part = has_weight
+                              ? at::bmm(Ac.transpose(1, 2), Gc).pow(2).sum({1, 2})  // [len]
+                              : at::zeros({len}, G.options());
+        if (has_bias) part.add_(Gc.sum(1).pow(2).sum(1));
+        parts.push_back(part);
+      }
+      n2 = at::cat(parts);
+    }
+    norms2.index_add_(0, b.subgraphs, n2);
+  }
+}
+
+// min(1, C / norm), and 1 where norm == 0 (or norm <= C).
+at::Tensor clip_factors(const at::Tensor& norms, double c) {
+  const at::Tensor safe = norms.clamp_min(c);  // >= C > 0: no division by zero
+  return (c / safe).clamp_max(1.0);
+}
+
+void check_flat(const Gnn& model, const at::Tensor& flat_out) {
+  if (!flat_out.defined() || flat_out.dim() != 1 || flat_out.numel() != model.num_parameters() ||
+      !flat_out.is_contiguous() || flat_out.scalar_type() != model.dtype() ||
+      flat_out.device() != model.device()) {
+    throw UsageError("gradient buffer: expected a contiguous [" +
+                     std::to_string(model.num_parameters()) +
+                     "] tensor with the model's dtype and device");
+  }
+}
+
+}  // namespace
+
+ClipConfig ClipConfig::flat(double c) {
+  ClipConfig cfg;
+  cfg.mode = ClipMode::kFlat;
+  cfg.clip_norm = c;
+  return cfg;
+}
+
+ClipConfig ClipConfig::per_layer(std::vector<double> c_per_layer) {
+  ClipConfig cfg;
+  cfg.mode = ClipMode::kPerLayer;
+  cfg.layer_clip_norms = std::move(c_per_layer);
+  cfg.clip_norm = cfg.total_clip_norm();
+  return cfg;
+}
+
+ClipConfig ClipConfig::per_layer_equal(double c_total, int layers) {
+  return per_layer(std::vector<double>(static_cast<std::size_t>(std::max(layers, 0)),
+                                       c_total / std::sqrt(static_cast<double>(layers))));
+}
+
+double ClipConfig::total_clip_norm() const {
+  if (mode == ClipMode::kFlat) return clip_norm;
+  double s = 0.0;
+  for (double c : layer_clip_norms) s += c * c;
+  return std::sqrt(s);
+}
+
+void ClipConfig::validate(int layers) const {
+  auto check = [](double c, const std::string& what) {
+    if (!(std::isfinite(c) && c > 0.0)) {
+      throw UsageError("privacy.clip_norm: " + what + " must be finite and > 0, got " +
+                       std::to_string(c));
+    }
+  };
+  if (mode == ClipMode::kFlat) {
+    check(clip_norm, "the threshold");
+    return;
+  }
+  if (static_cast<int>(layer_clip_norms.size()) != layers) {
+    throw UsageError("privacy.clip_norm: per-layer clipping needs " + std::to_string(layers) +
+                     " thresholds (one per layer), got " + std::to_string(layer_clip_norms.size()));
+  }
+  for (std::size_t l = 0; l < layer_clip_norms.size(); ++l) {
+    check(layer_clip_norms[l], "the threshold of layer " + std::to_string(l));
+  }
+}
+
+ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const ClipConfig& clip,
+                                const DropoutKey& key, at::Tensor flat_out,
+                                const ClipOptions& options) {
+  check_flat(model, flat_out);
+  const int L = model.num_layers();
+  clip.validate(L);
+  const std::int64_t B = batch.num_subgraphs();
+  const auto fopt = flat_out.options();
+  ClipResult result;
+  const std::int64_t ncol = clip.mode == ClipMode::kFlat ? 1 : L;
+  if (B == 0) {
+    flat_out.zero_();
+    result.norms = at::zeros({0}, fopt);
+    result.layer_norms = at::zeros({0, L}, fopt);
+    result.factors = at::ones({0, ncol}, fopt);
+    return result;
+  }
+  const BatchLayout layout = make_layout(batch);
+
+  // 1-2. forward, then G = dLoss/dZ for every recorded map in one autograd pass.
+  at::AutoGradMode grad_on(true);
+  TrainForward fw = model.forward_train(batch, key, /*record_maps=*/true);
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(fw.maps.size());
+  for (const auto& m : fw.maps) outputs.push_back(m.output);
+  std::vector<at::Tensor> grads = torch::autograd::grad({fw.loss_sum}, outputs, {},
+                                                        /*retain_graph=*/false,
+                                                        /*create_graph=*/false,
+                                                        /*allow_unused=*/true);
+  result.loss_sum = fw.loss_sum.item<double>();
+  at::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) grads[i] = at::zeros_like(outputs[i]);
+    fw.maps[i].input = fw.maps[i].input.defined() ? fw.maps[i].input.detach() : at::Tensor();
+  }
+  outputs.clear();
+  fw.loss_sum = at::Tensor();
+
+  // 3. per-subgraph, per-layer squared norms [B, L].
+  at::Tensor norms2 = at::zeros({L, B}, fopt);
+  for (std::size_t i = 0; i < fw.maps.size(); ++i) {
+    at::Tensor col = norms2[fw.maps[i].layer];
+    accumulate_map_norms(fw.maps[i], grads[i], layout, col, options);
+  }
+  result.layer_norms = norms2.t().sqrt();      // [B, L]
+  result.norms = norms2.sum(0).sqrt();         // [B]
+
+  // 4. factors and the clipped sum, written straight into the flat buffer.
+  if (clip.mode == ClipMode::kFlat) {
+    result.factors = clip_factors(result.norms, clip.clip_norm).unsqueeze(1);  // [B, 1]
+  } else {
+    std::vector<at::Tensor> cols;
+    for (int l = 0; l < L; ++l) {
+      cols.push_back(clip_factors(result.layer_norms.select(1, l),
+                                  clip.layer_clip_norms[static_cast<std::size_t>(l)]));
+    }
+    result.factors = at::stack(cols, 1);  // [B, L]
+  }
+  result.num_clipped = result.factors.lt(1.0).any(1).sum().item<std::int64_t>();
+  const at::Tensor node_factors = result.factors.index_select(0, layout.segment);  // [n, ncol]
+  const std::vector<at::Tensor> views = model.split_flat(flat_out);
+  for (std::size_t i = 0; i < fw.maps.size(); ++i) {
+    const LinearMapRecord& m = fw.maps[i];
+    const std::int64_t col = clip.mode == ClipMode::kFlat ? 0 : m.layer;
+    const at::Tensor Gc = grads[i] * node_factors.select(1, col).unsqueeze(1);  // [n, dout]
+    if (m.weight >= 0) {
+      at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
+      at::mm_out(w, Gc.t(), m.input);
+    }
+    if (m.bias >= 0) {
+      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
+      at::sum_out(b, Gc, {0});
+    }
+    grads[i] = at::Tensor();  // release as we go
+  }
+  return result;
+}
+
+double gradient_sum(const Gnn& model, const Batch& batch, const DropoutKey& key,
+                    at::Tensor flat_out) {
+  check_flat(model, flat_out);
+  if (batch.num_subgraphs() == 0) {
+    flat_out.zero_();
+    return 0.0;
+  }
+  at::AutoGradMode grad_on(true);
+  TrainForward fw = model.forward_train(batch, key, /*record_maps=*/false);
+  const std::vector<at::Tensor> grads =
+      torch::autograd::grad({fw.loss_sum}, model.parameters(), {}, false, false, true);
+  const double loss = fw.loss_sum.item<double>();
+  at::NoGradGuard no_grad;
+  const std::vector<at::Tensor> views = model.split_flat(flat_out);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined()) {
+      views[i].copy_(grads[i]);
+    } else {
+      views[i].zero_();
+    }
+  }
+  return loss;
+}
+
+}  // namespace dpgnn::model

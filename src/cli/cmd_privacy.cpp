@@ -1,0 +1,265 @@
+// `dpgnn privacy`: the privacy accountant on the command line — epsilon for a planned run,
+// or the noise multiplier (or the number of steps) that meets a target. The JSON keys are a
+// contract other tools rely on (docs/privacy.md, docs/cli.md):
+//   dpgnn privacy --scheme wor --dataset-size n --batch-size m --noise-multiplier x --steps T --delta d --json
+//   dpgnn privacy --scheme poisson --sampling-rate q --noise-multiplier x --steps T --delta d --json
+//   dpgnn privacy --scheme dpgnn --dataset-size N --batch-size m --max-degree K --layers r
+//                 --noise-multiplier x --steps T --delta d --json
+// --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
+// --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
+// steps. All arithmetic lives in privacy/ (standard library only); this file only parses,
+// checks which options a scheme needs, and prints. Bad values are reported by privacy/ as
+// std::invalid_argument and by this file as UsageError; both exit with code 2.
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "command.h"
+#include "dpgnn/privacy/calibration.h"
+#include "dpgnn/privacy/conversion.h"
+#include "dpgnn/privacy/mechanism.h"
+#include "dpgnn/privacy/orders.h"
+#include "dpgnn/privacy/rdp.h"
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::cli {
+
+namespace {
+
+namespace pv = dpgnn::privacy;
+
+struct PrivacyOptions {
+  std::string scheme;
+  std::optional<std::int64_t> dataset_size, batch_size, max_degree, layers, steps;
+  std::optional<double> sampling_rate, noise_multiplier, target_epsilon, delta;
+  std::string conversion = "balle";
+  std::string orders;
+  bool json = false;
+};
+
+std::string neighbouring_relation(pv::Scheme s) {
+  switch (s) {
+    case pv::Scheme::kWor: return "replace-one";
+    case pv::Scheme::kDpGnn: return "node-level add/remove (node with its edges)";
+    case pv::Scheme::kPoisson:
+    case pv::Scheme::kGaussian: return "add/remove";
+  }
+  return "";
+}
+
+std::string sensitivity_text(pv::Scheme s) {
+  switch (s) {
+    case pv::Scheme::kWor: return "2C";
+    case pv::Scheme::kDpGnn: return "2C*N(K,r)";
+    case pv::Scheme::kPoisson:
+    case pv::Scheme::kGaussian: return "C";
+  }
+  return "";
+}
+
+void forbid(bool given, const std::string& option, const std::string& scheme) {
+  if (given)
+    throw UsageError("privacy: " + option + " is not used by --scheme " + scheme);
+}
+
+void need(bool given, const std::string& option, const std::string& scheme) {
+  if (!given) throw UsageError("privacy: --scheme " + scheme + " needs " + option);
+}
+
+// The sampling described by the options, with a placeholder noise multiplier of 1 when
+// the noise is to be calibrated.
+pv::Mechanism mechanism_from(const PrivacyOptions& o) {
+  const pv::Scheme scheme = [&] {
+    try {
+      return pv::parse_scheme(o.scheme);
+    } catch (const std::invalid_argument&) {
+      throw UsageError("privacy: --scheme must be one of wor, poisson, dpgnn, gaussian; got '" +
+                       o.scheme + "'");
+    }
+  }();
+  const double z = o.noise_multiplier.value_or(1.0);
+  const std::string& s = o.scheme;
+  auto check_rate_consistent = [&](const pv::Mechanism& m) {
+    if (o.sampling_rate && std::fabs(*o.sampling_rate - m.sampling_rate) >
+                               1e-12 * m.sampling_rate)
+      throw UsageError("privacy: --sampling-rate " + std::to_string(*o.sampling_rate) +
+                       " contradicts --batch-size / --dataset-size = " +
+                       std::to_string(m.sampling_rate));
+  };
+  switch (scheme) {
+    case pv::Scheme::kGaussian:
+      forbid(o.dataset_size.has_value(), "--dataset-size", s);
+      forbid(o.batch_size.has_value(), "--batch-size", s);
+      forbid(o.max_degree.has_value(), "--max-degree", s);
+      forbid(o.layers.has_value(), "--layers", s);
+      if (o.sampling_rate && *o.sampling_rate != 1.0)
+        throw UsageError("privacy: --scheme gaussian samples nothing (--sampling-rate must be 1)");
+      return pv::Mechanism::gaussian(z);
+    case pv::Scheme::kWor: {
+      need(o.dataset_size.has_value(), "--dataset-size", s);
+      need(o.batch_size.has_value(), "--batch-size", s);
+      forbid(o.max_degree.has_value(), "--max-degree", s);
+      forbid(o.layers.has_value(), "--layers", s);
+      const pv::Mechanism m = pv::Mechanism::wor(*o.dataset_size, *o.batch_size, z);
+      check_rate_consistent(m);
+      return m;
+    }
+    case pv::Scheme::kPoisson: {
+      forbid(o.max_degree.has_value(), "--max-degree", s);
+      forbid(o.layers.has_value(), "--layers", s);
+      if (o.dataset_size.has_value() != o.batch_size.has_value())
+        throw UsageError("privacy: --scheme poisson takes --sampling-rate, or both "
+                         "--dataset-size and --batch-size (rate = batch / dataset)");
+      if (o.dataset_size) {
+        // Expected batch m of n: validate as for WOR, then use q = m / n.
+        const pv::Mechanism sizes = pv::Mechanism::wor(*o.dataset_size, *o.batch_size, z);
+        check_rate_consistent(sizes);
+        return pv::Mechanism::poisson(sizes.sampling_rate, z);
+      }
+      need(o.sampling_rate.has_value(), "--sampling-rate", s);
+      return pv::Mechanism::poisson(*o.sampling_rate, z);
+    }
+    case pv::Scheme::kDpGnn: {
+      need(o.dataset_size.has_value(), "--dataset-size", s);
+      need(o.batch_size.has_value(), "--batch-size", s);
+      need(o.max_degree.has_value(), "--max-degree", s);
+      need(o.layers.has_value(), "--layers", s);
+      const pv::Mechanism m =
+          pv::Mechanism::dpgnn(*o.dataset_size, *o.batch_size, *o.max_degree, *o.layers, z);
+      check_rate_consistent(m);
+      return m;
+    }
+  }
+  throw UsageError("privacy: unknown scheme");
+}
+
+int run_privacy(const PrivacyOptions& o) {
+  const pv::Mechanism sampling = mechanism_from(o);
+  if (!o.delta) throw UsageError("privacy: --delta is required (e.g. --delta 1e-5)");
+  pv::validate_delta(*o.delta);
+  const pv::Conversion conversion = pv::parse_conversion(o.conversion);
+  const std::vector<double> orders = o.orders.empty() ? pv::default_orders()
+                                                      : pv::parse_orders(o.orders);
+  if (!o.noise_multiplier && !o.target_epsilon)
+    throw UsageError("privacy: give --noise-multiplier (to compute epsilon) or "
+                     "--target-epsilon (to calibrate the noise multiplier)");
+  if (o.steps && *o.steps < 1)
+    throw UsageError("privacy: --steps must be >= 1, got " + std::to_string(*o.steps));
+  if (o.target_epsilon && !(std::isfinite(*o.target_epsilon) && *o.target_epsilon > 0.0))
+    throw UsageError("privacy: --target-epsilon must be a finite number > 0, got " +
+                     std::to_string(*o.target_epsilon));
+
+  std::string mode;
+  pv::Mechanism mechanism = sampling;
+  std::int64_t steps = 0;
+  pv::EpsilonAtOrder spent;
+  if (o.noise_multiplier && o.target_epsilon) {
+    if (o.steps)
+      throw UsageError("privacy: give --noise-multiplier or --target-epsilon with --steps, not "
+                       "both (both without --steps computes the largest number of steps)");
+    mode = "max_steps";
+    const pv::StepsCalibration c = pv::calibrate_steps(mechanism, *o.target_epsilon, *o.delta,
+                                                       std::int64_t{1} << 40, orders, conversion);
+    steps = c.steps;
+    spent = {c.epsilon, c.order};
+  } else {
+    if (!o.steps) throw UsageError("privacy: --steps is required (number of training steps)");
+    steps = *o.steps;
+    if (o.target_epsilon) {
+      mode = "calibrate_noise";
+      pv::CalibrationOptions copt;
+      copt.orders = orders;
+      copt.conversion = conversion;
+      const pv::NoiseCalibration c =
+          pv::calibrate_noise_multiplier(sampling, steps, *o.target_epsilon, *o.delta, copt);
+      mechanism = sampling.with_noise_multiplier(c.noise_multiplier);
+      spent = {c.epsilon, c.order};
+    } else {
+      mode = "epsilon";
+      std::vector<double> rdp = pv::rdp_per_step(mechanism, orders);
+      for (double& r : rdp) r *= static_cast<double>(steps);
+      spent = pv::epsilon_from_rdp(orders, rdp, *o.delta, conversion);
+    }
+  }
+
+  nlohmann::json j = {
+      {"scheme", pv::scheme_name(mechanism.scheme)},
+      {"mode", mode},
+      {"neighbouring", neighbouring_relation(mechanism.scheme)},
+      {"sensitivity", sensitivity_text(mechanism.scheme)},
+      {"sampling_rate", mechanism.sampling_rate},
+      {"noise_multiplier", mechanism.noise_multiplier},
+      {"steps", steps},
+      {"delta", *o.delta},
+      {"epsilon", spent.epsilon},
+      {"order", spent.order},
+      {"conversion", pv::conversion_name(conversion)},
+      {"num_orders", orders.size()},
+  };
+  if (mechanism.scheme == pv::Scheme::kWor || mechanism.scheme == pv::Scheme::kDpGnn ||
+      o.dataset_size) {
+    j["dataset_size"] = *o.dataset_size;
+    j["batch_size"] = *o.batch_size;
+  }
+  if (mechanism.scheme == pv::Scheme::kDpGnn) {
+    j["max_degree"] = mechanism.max_degree;
+    j["layers"] = mechanism.layers;
+    j["n_k_r"] = mechanism.group_size();
+  }
+  if (o.target_epsilon) j["target_epsilon"] = *o.target_epsilon;
+  if (o.json) {
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  std::ostringstream out;
+  out << "scheme " << j["scheme"].get<std::string>() << " (" << j["neighbouring"].get<std::string>()
+      << "), sampling rate " << mechanism.sampling_rate;
+  if (mechanism.scheme == pv::Scheme::kDpGnn) out << ", N(K,r) = " << mechanism.group_size();
+  out << "\nnoise multiplier " << mechanism.noise_multiplier << " (sigma = "
+      << mechanism.noise_multiplier << " x " << sensitivity_text(mechanism.scheme) << ")"
+      << (mode == "calibrate_noise" ? ", calibrated" : "") << "\n"
+      << steps << " steps" << (mode == "max_steps" ? " (the most that fit the target)" : "")
+      << ": epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (order "
+      << spent.order << ", " << pv::conversion_name(conversion) << " conversion)\n";
+  std::cout << out.str();
+  return 0;
+}
+
+}  // namespace
+
+void add_privacy_command(CLI::App& root, Registry& registry) {
+  auto opt = std::make_shared<PrivacyOptions>();
+  CLI::App* app = root.add_subcommand(
+      "privacy", "Privacy accounting: epsilon of a run, or calibrate the noise multiplier");
+  app->add_option("--scheme", opt->scheme,
+                  "wor (DRW family: m of n without replacement, replace-one), poisson "
+                  "(DP-MLP: rate q, add/remove), dpgnn (node-level DP-GNN), gaussian "
+                  "(no sampling)")
+      ->required();
+  app->add_option("--dataset-size", opt->dataset_size,
+                  "n: number of subgraphs (wor) or training nodes (dpgnn)");
+  app->add_option("--batch-size", opt->batch_size, "m: batch size (wor, dpgnn)");
+  app->add_option("--sampling-rate", opt->sampling_rate, "q: Poisson sampling rate in (0, 1]");
+  app->add_option("--max-degree", opt->max_degree, "K: in-degree bound (dpgnn)");
+  app->add_option("--layers", opt->layers, "r: number of GNN layers (dpgnn)");
+  app->add_option("--noise-multiplier", opt->noise_multiplier,
+                  "sigma / sensitivity (2C wor, C poisson/gaussian, 2C*N(K,r) dpgnn)");
+  app->add_option("--target-epsilon", opt->target_epsilon,
+                  "calibrate the noise multiplier (or, with --noise-multiplier and no --steps, "
+                  "the number of steps) to this epsilon");
+  app->add_option("--steps", opt->steps, "number of training steps T");
+  app->add_option("--delta", opt->delta, "delta in (0, 1)");
+  app->add_option("--conversion", opt->conversion,
+                  "RDP -> (epsilon, delta): balle (default, Balle et al. 2020) or mironov");
+  app->add_option("--orders", opt->orders,
+                  "comma-separated Rényi orders (default: 1.1..10.9 by 0.1, 11..63, 128, 256, "
+                  "512, 1024)");
+  app->add_flag("--json", opt->json, "Print one JSON object");
+  registry.add(app, [opt]() { return run_privacy(*opt); });
+}
+
+}  // namespace dpgnn::cli

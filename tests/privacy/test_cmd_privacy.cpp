@@ -1,0 +1,149 @@
+// `dpgnn privacy` end to end: runs the real binary (DPGNN_BINARY), checks the JSON contract
+// against the reference tables' values, and that every nonsense input exits with code 2
+// (not a crash, not a signal, no NaN/inf printed).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  bool signalled = false;
+  std::string out;
+};
+
+Result run_privacy(const std::string& args) {
+  const std::string command = std::string(DPGNN_BINARY) + " privacy " + args + " 2>/dev/null";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.signalled = WIFSIGNALED(status);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const Result r = run_privacy(args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(CmdPrivacy, WorPrintsTheReferenceEpsilonOrderAndEchoesItsInputs) {
+  // wor_replaceone_epsilon.csv: 1000,10,1.0,100,1e-05 -> 1.482525669114427 at order 8.
+  const auto j = run_json(
+      "--scheme wor --dataset-size 1000 --batch-size 10 --noise-multiplier 1.0 --steps 100 "
+      "--delta 1e-5");
+  EXPECT_NEAR(j.at("epsilon").get<double>(), 1.482525669114427, 1.5e-4);
+  EXPECT_EQ(j.at("order").get<double>(), 8.0);
+  EXPECT_EQ(j.at("conversion"), "balle");
+  EXPECT_EQ(j.at("delta").get<double>(), 1e-5);
+  EXPECT_EQ(j.at("scheme"), "wor");
+  EXPECT_EQ(j.at("steps"), 100);
+  EXPECT_EQ(j.at("noise_multiplier").get<double>(), 1.0);
+  EXPECT_EQ(j.at("sampling_rate").get<double>(), 0.01);
+  EXPECT_EQ(j.at("dataset_size"), 1000);
+  EXPECT_EQ(j.at("batch_size"), 10);
+}
+
+TEST(CmdPrivacy, PoissonReproducesTheMnistAnchorWithBothConversions) {
+  const std::string args =
+      "--scheme poisson --sampling-rate 0.004266666666666667 --noise-multiplier 1.1 "
+      "--steps 14063 --delta 1e-5";
+  const auto balle = run_json(args);
+  EXPECT_NEAR(balle.at("epsilon").get<double>(), 2.596656, 2.6e-4);
+  EXPECT_EQ(balle.at("order").get<double>(), 8.1);
+  const auto mironov = run_json(args + " --conversion mironov");
+  EXPECT_NEAR(mironov.at("epsilon").get<double>(), 3.008381, 3.0e-4);
+  EXPECT_EQ(mironov.at("conversion"), "mironov");
+}
+
+TEST(CmdPrivacy, DpGnnPrintsTheReferenceEpsilonAndTheNeighbourhoodBound) {
+  // dpgnn_hypergeometric_epsilon.csv: 90941,100,7,2,57,1,1000 -> 0.575673413298731 at 27.
+  const auto j = run_json(
+      "--scheme dpgnn --dataset-size 90941 --batch-size 100 --max-degree 7 --layers 2 "
+      "--noise-multiplier 1 --steps 1000 --delta 1e-5");
+  EXPECT_NEAR(j.at("epsilon").get<double>(), 0.575673413298731, 0.576e-4);
+  EXPECT_EQ(j.at("order").get<double>(), 27.0);
+  EXPECT_EQ(j.at("n_k_r"), 57);
+}
+
+TEST(CmdPrivacy, TargetEpsilonCalibratesTheNoiseMultiplier) {
+  const auto j = run_json(
+      "--scheme wor --dataset-size 1000 --batch-size 10 --target-epsilon 2 --steps 1000 "
+      "--delta 1e-5");
+  const double z = j.at("noise_multiplier").get<double>();
+  EXPECT_LE(j.at("epsilon").get<double>(), 2.0);
+  // Recompute with the printed noise and with 1% less.
+  char args[256];
+  std::snprintf(args, sizeof args,
+                "--scheme wor --dataset-size 1000 --batch-size 10 --noise-multiplier %.17g "
+                "--steps 1000 --delta 1e-5",
+                z);
+  EXPECT_LE(run_json(args).at("epsilon").get<double>(), 2.0);
+  std::snprintf(args, sizeof args,
+                "--scheme wor --dataset-size 1000 --batch-size 10 --noise-multiplier %.17g "
+                "--steps 1000 --delta 1e-5",
+                0.99 * z);
+  EXPECT_GT(run_json(args).at("epsilon").get<double>(), 2.0);
+}
+
+TEST(CmdPrivacy, HumanSummaryWithoutJson) {
+  const Result r = run_privacy(
+      "--scheme poisson --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-5");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("epsilon"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('{'), std::string::npos) << r.out;
+}
+
+TEST(CmdPrivacy, EveryNonsenseInputExitsWithCodeTwo) {
+  const std::string wor = "--scheme wor --dataset-size 1000 --batch-size 10 ";
+  const std::string tail = " --steps 100 --delta 1e-5 --json";
+  for (const std::string& args : {
+           std::string("--scheme poisson --sampling-rate 0 --noise-multiplier 1") + tail,
+           std::string("--scheme poisson --sampling-rate 1.5 --noise-multiplier 1") + tail,
+           std::string("--scheme poisson --sampling-rate -0.1 --noise-multiplier 1") + tail,
+           std::string("--scheme poisson --sampling-rate nan --noise-multiplier 1") + tail,
+           std::string("--scheme wor --dataset-size 10 --batch-size 11 --noise-multiplier 1") + tail,
+           std::string("--scheme wor --dataset-size 10 --batch-size 0 --noise-multiplier 1") + tail,
+           wor + "--noise-multiplier -1" + tail,
+           wor + "--noise-multiplier 0" + tail,
+           wor + "--noise-multiplier inf" + tail,
+           wor + "--noise-multiplier 1 --steps 100 --delta 0 --json",
+           wor + "--noise-multiplier 1 --steps 100 --delta 1 --json",
+           wor + "--noise-multiplier 1 --steps 100 --delta 1.5 --json",
+           wor + "--noise-multiplier 1 --steps 0 --delta 1e-5 --json",
+           wor + "--noise-multiplier 1 --steps -5 --delta 1e-5 --json",
+           wor + "--noise-multiplier 1 --steps 2.5 --delta 1e-5 --json",
+           wor + "--noise-multiplier 1 --delta 1e-5 --json",
+           wor + "--steps 100 --delta 1e-5 --json",
+           wor + "--noise-multiplier 1 --steps 100 --json",
+           wor + "--noise-multiplier 1 --conversion renyi" + tail,
+           wor + "--noise-multiplier 1 --orders 0.5,2" + tail,
+           wor + "--target-epsilon -1" + tail,
+           std::string("--scheme wor --batch-size 10 --noise-multiplier 1") + tail,
+           std::string("--scheme dpgnn --dataset-size 100 --batch-size 10 --max-degree 10 "
+                       "--layers 2 --noise-multiplier 1") + tail,
+           std::string("--scheme dpgnn --dataset-size 100 --batch-size 10 --layers 2 "
+                       "--noise-multiplier 1") + tail,
+           std::string("--scheme laplace --noise-multiplier 1") + tail,
+           std::string("--scheme poisson --noise-multiplier 1") + tail,
+       }) {
+    const Result r = run_privacy(args);
+    EXPECT_FALSE(r.signalled) << args;
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << args;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << args;
+  }
+}
+
+}  // namespace

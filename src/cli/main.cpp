@@ -22,10 +22,12 @@ int run(int argc, char** argv) {
       "file, 4 I/O or system error. See docs/cli.md.\n");
   dpgnn::cli::Registry registry;
   // One line per subcommand (declared in command.h, defined in cmd_<name>.cpp).
-  dpgnn::cli::add_synth_command(app, registry);
   dpgnn::cli::add_info_command(app, registry);
-  dpgnn::cli::add_import_command(app, registry);
+  dpgnn::cli::add_synth_command(app, registry);
+  dpgnn::cli::add_privacy_command(app, registry);
   dpgnn::cli::add_partition_command(app, registry);
+  dpgnn::cli::add_import_command(app, registry);
+  dpgnn::cli::add_sample_command(app, registry);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,8 +47,14 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   dpgnn::init_logging();
   int code = dpgnn::kExitInternal;
+  bool collective = false;
   try {
     code = run(argc, argv);
+  } catch (const dpgnn::CollectiveError& e) {
+    // Raised by every rank alike: report once and shut down cleanly.
+    if (e.report()) spdlog::error("{}", e.what());
+    code = e.exit_code();
+    collective = true;
   } catch (const dpgnn::Error& e) {
     spdlog::error("{}", e.what());
     code = e.exit_code();
@@ -58,6 +66,9 @@ int main(int argc, char** argv) {
     spdlog::error("internal error: {}", e.what());
     code = dpgnn::kExitInternal;
   }
-  dpgnn::abort_peers_on_error(code);
+  if (collective)
+    dpgnn::finalize_peers();
+  else
+    dpgnn::abort_peers_on_error(code);
   return code;
 }

@@ -10,6 +10,7 @@
 namespace dpgnn {
 namespace {
 AbortHandler g_abort_handler = nullptr;
+FinalizeHandler g_finalize_handler = nullptr;
 
 spdlog::level::level_enum level_from_env() {
   const char* v = std::getenv("DPGNN_LOG_LEVEL");
@@ -37,6 +38,12 @@ void set_abort_handler(AbortHandler handler) { g_abort_handler = handler; }
 
 void abort_peers_on_error(int exit_code) {
   if (exit_code != 0 && g_abort_handler != nullptr) g_abort_handler(exit_code);
+}
+
+void set_finalize_handler(FinalizeHandler handler) { g_finalize_handler = handler; }
+
+void finalize_peers() {
+  if (g_finalize_handler != nullptr) g_finalize_handler();
 }
 
 bool progress_enabled() {

@@ -55,4 +55,17 @@ class IoError : public Error {
   explicit IoError(const std::string& what) : Error(what, kExitIo) {}
 };
 
+// An error every rank raises at the same point because it follows from identical data (a
+// config value, the global number of subgraphs): the job can shut MPI down cleanly instead
+// of aborting, and only one rank needs to print it (`report`).
+class CollectiveError : public Error {
+ public:
+  CollectiveError(const std::string& what, int exit_code, bool report)
+      : Error(what, exit_code), report_(report) {}
+  bool report() const { return report_; }
+
+ private:
+  bool report_;
+};
+
 }  // namespace dpgnn

@@ -22,6 +22,11 @@ void set_logging_rank(int rank, int world_size);
 using AbortHandler = void (*)(int exit_code);
 void set_abort_handler(AbortHandler handler);
 void abort_peers_on_error(int exit_code);
+// For errors every rank raised (CollectiveError): shut the job down cleanly instead
+// (dist/ installs MPI_Finalize here). Idempotent.
+using FinalizeHandler = void (*)();
+void set_finalize_handler(FinalizeHandler handler);
+void finalize_peers();
 
 // Periodic progress for a long loop: "what: done/total (pct) rate unit/s ETA".
 class Progress {

@@ -1,0 +1,56 @@
+// One distributed training run (DESIGN.md "Shape of one training run").
+//
+// Every rank calls run_training with the same config and its communicator; rank 0 owns
+// the accountant, the ledger and the noise. The run directory layout (docs/outputs.md):
+//   config.yaml     resolved configuration (every key)
+//   ledger.jsonl    privacy ledger, one line per private step, flushed before use
+//   metrics.jsonl   step, loss, epsilon, steps/s, and val/test metrics when evaluated
+//   checkpoint.h5   the last checkpoint (parameters, optimiser state, step, checksums)
+//   model.h5        the final parameters, one dataset per parameter named by module path
+//   summary.json    the run's result (method, epsilon, accuracy, ...)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dpgnn/train/config.h"
+
+namespace dpgnn::dist {
+class Communicator;
+}
+
+namespace dpgnn::train {
+
+struct TrainOptions {
+  std::string out_dir;
+  bool resume = false;
+  bool force = false;     // reuse a non-empty run directory (never with an existing ledger)
+  bool dry_run = false;   // load, sample, calibrate and report; no training, no outputs
+  bool progress = true;   // human progress on rank 0 (only on a terminal or DPGNN_PROGRESS=1)
+  int local_ranks = 1;    // ranks on this node (threads per rank = cores / local_ranks)
+  int local_rank = 0;     // picks the GPU when device is "cuda"
+};
+
+struct TrainSummary {
+  std::string method;
+  double epsilon = 0.0;  // spent (0 for non-private methods)
+  double delta = 0.0;
+  double target_epsilon = 0.0;
+  double noise_multiplier = 0.0;
+  double sigma = 0.0;
+  std::int64_t steps = 0;
+  int ranks = 1;
+  std::int64_t batch_size = 0;
+  std::int64_t subgraphs = 0;  // the population the accountant used
+  std::string accountant;
+  bool multilabel = false;
+  double val_metric = 0.0;   // accuracy or micro-F1
+  double test_metric = 0.0;
+  double wall_seconds = 0.0;
+  double steps_per_second = 0.0;
+};
+
+// Runs (or resumes) training. Collective over `comm`. Throws dpgnn::Error subclasses.
+TrainSummary run_training(const Config& config, const TrainOptions& options, dist::Communicator& comm);
+
+}  // namespace dpgnn::train

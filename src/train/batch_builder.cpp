@@ -1,0 +1,66 @@
+#include "batch_builder.h"
+
+#include <torch/torch.h>
+
+#include <cstring>
+
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::train {
+
+model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
+                         const partition::Shard& shard, c10::Device device) {
+  const auto& meta = shard.meta;
+  const std::int64_t F = meta.num_features;
+  std::vector<std::int64_t> node_ptr{0}, root, node_key, edge_dst, edge_src, y_single;
+  std::vector<float> y_multi;
+  std::vector<std::int64_t> rows;  // shard row of every batch node
+  for (const Pick& p : picks) {
+    const PartSamples& ps = parts[p.part_index];
+    const auto& set = ps.set;
+    const std::int64_t base = static_cast<std::int64_t>(rows.size());
+    const std::int64_t b = set.node_ptr[p.local], e = set.node_ptr[p.local + 1];
+    if (e - b >= (std::int64_t{1} << 20))
+      throw Error("subgraph " + std::to_string(p.gid) + " has more than 2^20 nodes", kExitInternal);
+    for (std::int64_t i = b; i < e; ++i) {
+      rows.push_back(ps.row_offset + set.nodes[i]);
+      node_key.push_back(p.gid * (std::int64_t{1} << 20) + (i - b));
+    }
+    // Root first in its subgraph (SubgraphSet contract).
+    root.push_back(base);
+    const std::int64_t root_row = ps.row_offset + set.roots[p.local];
+    if (meta.multilabel) {
+      for (std::int64_t c = 0; c < meta.num_classes; ++c)
+        y_multi.push_back(static_cast<float>(shard.label_matrix[root_row * meta.num_classes + c]));
+    } else {
+      y_single.push_back(shard.labels[root_row]);
+    }
+    // Local position of each subgraph node: nodes are few, a linear map is enough.
+    for (std::int64_t k = set.edge_ptr[p.local]; k < set.edge_ptr[p.local + 1]; ++k) {
+      const auto [u, v] = set.edges[k];
+      std::int64_t pu = -1, pv = -1;
+      for (std::int64_t i = b; i < e; ++i) {
+        if (set.nodes[i] == u) pu = base + (i - b);
+        if (set.nodes[i] == v) pv = base + (i - b);
+      }
+      if (pu < 0 || pv < 0)
+        throw Error("sampler produced an edge outside its subgraph (subgraph " + std::to_string(p.gid) + ")",
+                    kExitInternal);
+      edge_dst.push_back(pu);
+      edge_src.push_back(pv);
+      edge_dst.push_back(pv);
+      edge_src.push_back(pu);
+    }
+    node_ptr.push_back(static_cast<std::int64_t>(rows.size()));
+  }
+  const auto n = static_cast<std::int64_t>(rows.size());
+  at::Tensor x = torch::empty({n, F}, torch::kFloat32);
+  float* xp = x.data_ptr<float>();
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(xp + i * F, shard.features.data() + rows[i] * F, static_cast<std::size_t>(F) * sizeof(float));
+  if (device != c10::Device(c10::kCPU)) x = x.to(device);
+  return model::make_batch(x, node_ptr, root, node_key, edge_dst, edge_src, meta.multilabel, meta.num_classes,
+                           y_single, y_multi);
+}
+
+}  // namespace dpgnn::train

@@ -1,0 +1,142 @@
+#include "evaluator.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "dpgnn/dist/communicator.h"
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::train {
+
+Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device)
+    : shard_(shard), comm_(comm), device_(device) {
+  const int W = comm.size();
+  const std::int64_t n_local = shard.num_local();
+  // Halo columns: local nodes first, then every rank's group in rank order.
+  std::vector<std::int64_t> group_offset(W + 1, 0);
+  for (int q = 0; q < W; ++q)
+    group_offset[q + 1] = group_offset[q] + (q < static_cast<int>(shard.halo.size())
+                                                 ? static_cast<std::int64_t>(shard.halo[q].nodes.size())
+                                                 : 0);
+  n_halo_ = group_offset[W];
+  std::vector<std::int64_t> dst, src;
+  dst.reserve(static_cast<std::size_t>(shard.rows.num_edges()));
+  src.reserve(static_cast<std::size_t>(shard.rows.num_edges()));
+  for (std::int64_t i = 0; i < n_local; ++i) {
+    const std::int64_t self = shard.begin + i;
+    for (graph::NodeId u : shard.rows.out_neigh(i)) {
+      if (u == self) continue;
+      std::int64_t col;
+      if (shard.owns(u)) {
+        col = u - shard.begin;
+      } else {
+        const int q = shard.owner_of(u);
+        const auto& nodes = shard.halo[q].nodes;
+        const auto it = std::lower_bound(nodes.begin(), nodes.end(), static_cast<std::int64_t>(u));
+        if (it == nodes.end() || *it != u)
+          throw Error("halo metadata misses neighbour " + std::to_string(u), kExitInternal);
+        col = n_local + group_offset[q] + (it - nodes.begin());
+      }
+      dst.push_back(i);
+      src.push_back(col);
+    }
+  }
+  std::vector<double> deg_dst(shard.degrees.begin(), shard.degrees.end());
+  std::vector<double> deg_src = deg_dst;
+  for (int q = 0; q < W; ++q)
+    if (q < static_cast<int>(shard.halo.size()))
+      for (auto d : shard.halo[q].degrees) deg_src.push_back(static_cast<double>(d));
+  block_ = model::make_block_with_degrees(dst, src, n_local, n_local + n_halo_, deg_dst, deg_src, device);
+
+  // Exchange plan: tell every owner which of its rows I need.
+  std::vector<std::int64_t> my_counts(W, 0), all_counts(static_cast<std::size_t>(W) * W, 0);
+  for (int q = 0; q < W; ++q) my_counts[q] = group_offset[q + 1] - group_offset[q];
+  comm.allgather(my_counts.data(), all_counts.data(), static_cast<std::size_t>(W));
+  recv_counts_.assign(W, 0);
+  send_counts_.assign(W, 0);
+  const int me = comm.rank();
+  for (int q = 0; q < W; ++q) {
+    recv_counts_[q] = static_cast<std::size_t>(my_counts[q]);                         // rows q sends me
+    send_counts_[q] = static_cast<std::size_t>(all_counts[static_cast<std::size_t>(q) * W + me]);  // rows q needs
+  }
+  std::vector<std::int64_t> requests;
+  for (int q = 0; q < W; ++q)
+    if (q < static_cast<int>(shard.halo.size()))
+      requests.insert(requests.end(), shard.halo[q].nodes.begin(), shard.halo[q].nodes.end());
+  std::size_t total_send = 0;
+  for (auto c : send_counts_) total_send += c;
+  std::vector<std::int64_t> wanted(total_send);
+  // I send requests (counts recv_counts_) and receive what others want from me (send_counts_).
+  comm.alltoallv(requests.data(), recv_counts_, wanted.data(), send_counts_);
+  for (auto& g : wanted) {
+    if (!shard.owns(g)) throw Error("halo request for a node this rank does not own", kExitInternal);
+    g -= shard.begin;
+  }
+  send_rows_ = torch::from_blob(wanted.data(), {static_cast<std::int64_t>(wanted.size())}, torch::kInt64)
+                   .clone()
+                   .to(device);
+  const std::int64_t F = shard.meta.num_features;
+  x_ = torch::from_blob(const_cast<float*>(shard.features.data()), {n_local, F}, torch::kFloat32).clone().to(device);
+}
+
+at::Tensor Evaluator::exchange(const at::Tensor& h) {
+  const std::int64_t d = h.size(1);
+  at::Tensor send = h.index_select(0, send_rows_).to(torch::kCPU, torch::kFloat32).contiguous();
+  at::Tensor recv = torch::empty({n_halo_, d}, torch::kFloat32);
+  std::vector<std::size_t> sc(send_counts_), rc(recv_counts_);
+  for (auto& c : sc) c *= static_cast<std::size_t>(d);
+  for (auto& c : rc) c *= static_cast<std::size_t>(d);
+  comm_.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>(), rc);
+  return recv.to(device_, h.scalar_type());
+}
+
+EvalResult Evaluator::evaluate(const model::Gnn& model) {
+  torch::NoGradGuard no_grad;
+  at::Tensor h = x_.to(model.dtype());
+  for (int l = 0; l < model.num_layers(); ++l) {
+    at::Tensor h_src = torch::cat({h, exchange(h)}, 0);
+    h = model.layer_forward(l, h_src, block_);
+  }
+  const at::Tensor pred = model.predict(h).to(torch::kCPU);
+  const auto& s = shard_;
+  const auto& meta = s.meta;
+  // [val correct/TP, val total/FP, val FN, test ..., ...]
+  std::vector<double> acc(6, 0.0);
+  const std::int64_t n = s.num_local();
+  if (!meta.multilabel) {
+    const auto* p = pred.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const bool ok = p[i] == s.labels[i];
+      if (s.val_mask[i]) { acc[0] += ok; acc[1] += 1; }
+      if (s.test_mask[i]) { acc[3] += ok; acc[4] += 1; }
+    }
+  } else {
+    const auto* p = pred.data_ptr<std::int64_t>();
+    const std::int64_t C = meta.num_classes;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int base = s.val_mask[i] ? 0 : s.test_mask[i] ? 3 : -1;
+      if (base < 0) continue;
+      for (std::int64_t c = 0; c < C; ++c) {
+        const bool yp = p[i * C + c] != 0, yt = s.label_matrix[i * C + c] != 0;
+        acc[base] += yp && yt;
+        acc[base + 1] += yp && !yt;
+        acc[base + 2] += !yp && yt;
+      }
+    }
+  }
+  comm_.allreduce_sum(acc.data(), acc.size());
+  EvalResult r;
+  auto metric = [&](int b) {
+    if (!meta.multilabel) return acc[b + 1] > 0 ? acc[b] / acc[b + 1] : 0.0;
+    const double denom = 2 * acc[b] + acc[b + 1] + acc[b + 2];
+    return denom > 0 ? 2 * acc[b] / denom : 0.0;  // micro-F1 = 2TP / (2TP + FP + FN)
+  };
+  r.val = metric(0);
+  r.test = metric(3);
+  r.val_nodes = static_cast<std::int64_t>(meta.multilabel ? 0 : acc[1]);
+  r.test_nodes = static_cast<std::int64_t>(meta.multilabel ? 0 : acc[4]);
+  return r;
+}
+
+}  // namespace dpgnn::train

@@ -1,0 +1,49 @@
+// Full-neighbourhood evaluation: layer-wise inference over the whole graph with halo
+// exchange between shards, then accuracy (single-label) or micro-F1 (multi-label) on the
+// validation and test nodes.
+//
+// Each rank computes layer l for its own nodes from layer l-1 of its nodes and of their
+// remote neighbours (the halo), which it receives with one all-to-all-v per layer. The
+// exchange plan (who needs which of my rows) is built once, collectively. The graph is the
+// full graph in both settings: in the inductive setting training saw only the training
+// nodes' graph, and evaluation runs on the full graph that holds the held-out nodes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dpgnn/model/gnn.h"
+#include "dpgnn/partition/shard.h"
+
+namespace dpgnn::dist {
+class Communicator;
+}
+
+namespace dpgnn::train {
+
+struct EvalResult {
+  double val = 0.0, test = 0.0;  // accuracy or micro-F1
+  std::int64_t val_nodes = 0, test_nodes = 0;
+};
+
+class Evaluator {
+ public:
+  // Collective: exchanges the halo requests.
+  Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device);
+  // Collective.
+  EvalResult evaluate(const model::Gnn& model);
+
+ private:
+  at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
+
+  const partition::Shard& shard_;
+  dist::Communicator& comm_;
+  c10::Device device_;
+  model::GraphBlock block_;
+  at::Tensor x_;                                 // [n_local, F] on device
+  at::Tensor send_rows_;                         // local rows to send, grouped by destination
+  std::vector<std::size_t> send_counts_, recv_counts_;  // rows per peer
+  std::int64_t n_halo_ = 0;
+};
+
+}  // namespace dpgnn::train

@@ -1,0 +1,619 @@
+// The training loop (DESIGN.md "Shape of one training run"):
+//   every rank: read its shard, sample its parts' disjoint subgraphs, agree on the global
+//   subgraph ids; every step: the same uniform batch of m of the M ids everywhere (a pure
+//   function of seed and step), clipped per-subgraph gradients of the ids this rank owns
+//   summed into one flat buffer, rank 0 adds N(0, sigma^2) once and records the step in
+//   the ledger (flushed) before anything uses it, ONE all-reduce of [gradient | loss |
+//   count | stop], then the identical optimiser step on every rank.
+// Stopping: rank 0 asks the accountant whether the NEXT step would exceed the target
+// epsilon; the answer rides in this step's all-reduce, so no step over budget is ever taken.
+// Resume: the accountant is rebuilt from the ledger; steps recorded after the last
+// checkpoint are replayed with the same batch and the same noise (keyed by step), which
+// releases nothing new, and training continues after them.
+#include "dpgnn/train/trainer.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "batch_builder.h"
+#include "checkpoint.h"
+#include "dpgnn/dist/communicator.h"
+#include "dpgnn/model/clipping.h"
+#include "dpgnn/partition/partition_file.h"
+#include "dpgnn/partition/shard.h"
+#include "dpgnn/privacy/calibration.h"
+#include "dpgnn/privacy/noise_convention.h"
+#include "dpgnn/sampling/batch.h"
+#include "dpgnn/sampling/global_ids.h"
+#include "dpgnn/sampling/sampler.h"
+#include "dpgnn/sampling/verify.h"
+#include "dpgnn/train/ledger.h"
+#include "dpgnn/train/noise.h"
+#include "dpgnn/util/error.h"
+#include "dpgnn/util/log.h"
+#include "dpgnn/util/system.h"
+#include "evaluator.h"
+
+namespace dpgnn::train {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A check whose outcome is the same on every rank: rank 0 reports it, the others stay
+// quiet, and the job shuts down cleanly (CollectiveError).
+void ensure(bool ok, int rank, const std::string& message, int code = kExitUsage) {
+  if (!ok) throw CollectiveError(message, code, rank == 0);
+}
+
+sampling::SamplerOptions sampler_options(const Config& c) {
+  sampling::SamplerOptions o;
+  const Method m = c.method_enum();
+  o.walk_length = c.sampler.walk_length;
+  o.edges = sampling::parse_edge_mode(c.sampler.edges);
+  switch (m) {
+    case Method::kDrw:
+    case Method::kDrwD:
+    case Method::kGcn:
+      o.kind = sampling::SamplerKind::drw;
+      o.restarts = 1;
+      break;
+    case Method::kDrwR:
+      o.kind = sampling::SamplerKind::drw_r;
+      o.restarts = c.sampler.restarts;
+      break;
+    case Method::kDpGnn:
+      o.kind = sampling::SamplerKind::dpgnn;
+      o.max_degree = c.sampler.max_degree;
+      o.layers = c.model.layers;
+      o.edges = sampling::EdgeMode::walk;  // the sampled edge lists (Daigavane et al., Alg. 2)
+      break;
+    case Method::kDpMlp:
+    case Method::kMlp:
+      o.kind = sampling::SamplerKind::node;
+      break;
+  }
+  return o;
+}
+
+std::string accountant_name(Method m, bool worst_case) {
+  switch (m) {
+    case Method::kDpGnn: return "dpgnn_hypergeometric";
+    case Method::kGcn:
+    case Method::kMlp: return "none";
+    default: return worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
+  }
+}
+
+struct Sampled {
+  std::vector<PartSamples> parts;
+  sampling::GlobalIds ids{std::vector<std::int64_t>{0}};
+};
+
+// Samples every owned part, verifies the invariants, and agrees on the global ids.
+Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,
+                   std::uint64_t epoch) {
+  const auto opts = sampler_options(cfg);
+  const auto checks = sampling::checks_for(opts);
+  Sampled s;
+  std::vector<std::int64_t> my_counts;
+  for (const auto& pg : shard.training_graphs) {
+    PartSamples ps;
+    ps.part = pg.part;
+    ps.row_offset = pg.begin - shard.begin;
+    const std::vector<std::uint8_t> mask(shard.train_mask.begin() + ps.row_offset,
+                                         shard.train_mask.begin() + ps.row_offset + (pg.end - pg.begin));
+    const sampling::SamplerKey key{cfg.train.seed, static_cast<std::uint64_t>(pg.part), epoch};
+    ps.set = sampling::run_sampler(pg.graph, mask, opts, key);
+    sampling::verify_subgraphs(pg.graph, mask, ps.set, checks,
+                               std::string(sampling::to_string(opts.kind)) + " on part " + std::to_string(pg.part));
+    my_counts.push_back(ps.set.size());
+    s.parts.push_back(std::move(ps));
+  }
+  // All parts' counts in part order (each rank owns a contiguous block of parts).
+  std::vector<std::size_t> per_rank(comm.size());
+  for (int q = 0; q < comm.size(); ++q) {
+    const auto [a, b] = partition::parts_for_rank(q, comm.size(), shard.num_parts);
+    per_rank[q] = static_cast<std::size_t>(b - a);
+  }
+  std::vector<std::int64_t> all_counts(static_cast<std::size_t>(shard.num_parts));
+  comm.allgatherv(my_counts.data(), my_counts.size(), all_counts.data(), per_rank);
+  s.ids = sampling::GlobalIds(all_counts);
+  for (auto& ps : s.parts) ps.first_gid = s.ids.offset(ps.part);
+  return s;
+}
+
+struct RunFiles {
+  fs::path dir;
+  fs::path config() const { return dir / "config.yaml"; }
+  fs::path ledger() const { return dir / "ledger.jsonl"; }
+  fs::path metrics() const { return dir / "metrics.jsonl"; }
+  fs::path checkpoint() const { return dir / "checkpoint.h5"; }
+  fs::path model() const { return dir / "model.h5"; }
+  fs::path summary() const { return dir / "summary.json"; }
+  fs::path run_info() const { return dir / "run.json"; }
+  fs::path noise_seed() const { return dir / "noise_seed"; }
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw IoError(p.string() + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text, bool private_file = false) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw IoError(tmp.string() + ": cannot write");
+    out << text;
+    if (!out.flush()) throw IoError(tmp.string() + ": cannot write");
+  }
+  if (private_file) ::chmod(tmp.c_str(), 0600);
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) throw IoError(p.string() + ": cannot write: " + ec.message());
+}
+
+// The first line where two resolved configs differ, for the resume refusal.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::stringstream sa(a), sb(b);
+  std::string la, lb;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (la != lb || ga != gb) return "'" + la + "' in the run vs '" + lb + "' now";
+  }
+}
+
+class MetricsWriter {
+ public:
+  explicit MetricsWriter(const fs::path& p) : out_(p, std::ios::app) {
+    if (!out_) throw IoError(p.string() + ": cannot open for appending");
+  }
+  void write(const nlohmann::json& j) {
+    out_ << j.dump() << "\n";
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace
+
+TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Communicator& comm) {
+  const auto t_start = Clock::now();
+  const int rank = comm.rank(), world = comm.size();
+  const Method method = cfg.method_enum();
+  const bool priv = is_private(method);
+  const std::string config_text = dump_config(cfg);
+  RunFiles files{opt.out_dir};
+
+  // ---- run directory (rank 0 decides, everyone learns the outcome) -----------------------
+  std::int64_t dir_status = 0;  // 0 ok, 1 not empty, 2 nothing to resume
+  if (rank == 0 && !opt.dry_run) {
+    if (opt.resume) {
+      if (!fs::exists(files.config())) dir_status = 2;
+    } else if (fs::exists(files.dir) && !fs::is_empty(files.dir) && !opt.force) {
+      dir_status = 1;
+    } else if (fs::exists(files.ledger())) {
+      dir_status = 1;  // --force never overwrites spent privacy budget
+    }
+  }
+  comm.broadcast(&dir_status, 1, 0);
+  ensure(dir_status != 1, rank,
+         files.dir.string() + ": run directory is not empty (use --resume to continue that run, or choose "
+                              "another --out); an existing ledger is never overwritten");
+  ensure(dir_status != 2, rank,
+         files.dir.string() + ": nothing to resume (no config.yaml there); start the run without --resume");
+
+  // ---- data ------------------------------------------------------------------------------
+  const auto pf = partition::PartitionFile::open_or_single(cfg.data.partition, cfg.data.dataset);
+  ensure(!(method == Method::kDpGnn && pf.method() == "metis"), rank,
+         cfg.source + ": method dpgnn gives node-level DP, where the graph structure is private; a METIS "
+                      "partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.");
+  ensure(world <= pf.num_parts(), rank,
+         "there are " + std::to_string(world) + " ranks but the partition has only " +
+             std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
+  partition::Shard shard = partition::load_shard(pf, rank, world);
+  const auto& meta = shard.meta;
+  ensure(meta.num_features > 0, rank,
+         pf.path() + ": the dataset has no node features (num_features = 0); dpgnn trains on node features");
+
+  // ---- compute set-up ---------------------------------------------------------------------
+  const int threads = cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks);
+  model::set_compute_threads(threads);
+  if (rank == 0) report_blas();
+  c10::Device device(c10::kCPU);
+  if (cfg.device != "cpu") {
+    ensure(torch::cuda::is_available(), rank,
+           "device '" + cfg.device + "' requested but LibTorch sees no CUDA device (CPU-only LibTorch or no GPU)");
+    const int index = cfg.device == "cuda" ? opt.local_rank % static_cast<int>(torch::cuda::device_count())
+                                           : std::stoi(cfg.device.substr(5));
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+
+  // ---- subgraphs and the batch ----------------------------------------------------------
+  const auto sample_start = Clock::now();
+  std::uint64_t epoch = 0;
+  Sampled sampled = sample_all(cfg, shard, comm, epoch);
+  std::int64_t M = sampled.ids.total();
+  const double sample_secs = std::chrono::duration<double>(Clock::now() - sample_start).count();
+  const std::int64_t m =
+      cfg.train.batch_size > 0 ? cfg.train.batch_size : std::max<std::int64_t>(1, std::min<std::int64_t>(256, M / 2));
+  ensure(M >= 1, rank, pf.path() + ": the sampler produced no subgraph (no training node?)");
+  ensure(m <= M, rank,
+         cfg.source + ": key 'train.batch_size': " + std::to_string(m) + " is larger than the number of subgraphs M = " +
+             std::to_string(M) + " (uniform sampling without replacement needs m <= M)");
+  if (rank == 0)
+    spdlog::info("{}: {} subgraphs over {} part(s) in {:.2f} s; batch {} (q = {:.4g})", method_name(method), M,
+                 shard.num_parts, sample_secs, m, static_cast<double>(m) / static_cast<double>(M));
+
+  // ---- privacy: mechanism, noise ------------------------------------------------------------
+  std::int64_t total_train = 0;
+  for (auto c : pf.part_train_nodes()) total_train += c;
+  const auto sopts = sampler_options(cfg);
+  auto population = [&](std::int64_t realised_m) -> std::int64_t {
+    if (cfg.privacy.worst_case && uses_random_walks(method)) {
+      // Ayle et al. 2022, Sec. 4.2: M_min = ceil(N / (1 + R L)) (each subgraph holds at most
+      // 1 + R L training nodes, and every training node is in one).
+      const std::int64_t cap = 1 + sopts.restarts * sopts.walk_length;
+      return (total_train + cap - 1) / cap;
+    }
+    return realised_m;
+  };
+  auto mechanism_for = [&](std::int64_t realised_m, double z) {
+    if (method == Method::kDpGnn)
+      return privacy::Mechanism::dpgnn(realised_m, m, cfg.sampler.max_degree, cfg.model.layers, z);
+    return privacy::Mechanism::wor(population(realised_m), m, z);
+  };
+  const privacy::Conversion conversion =
+      cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle;
+  double z = 0.0;
+  if (priv) {
+    ensure(m <= population(M), rank,
+           cfg.source + ": key 'train.batch_size' (" + std::to_string(m) + ") exceeds the worst-case population M_min = " +
+               std::to_string(population(M)));
+    if (method == Method::kDpGnn)
+      ensure(privacy::neighbourhood_bound(cfg.sampler.max_degree, cfg.model.layers) <= M, rank,
+             "N(K, r) = " + std::to_string(privacy::neighbourhood_bound(cfg.sampler.max_degree, cfg.model.layers)) +
+                 " exceeds the number of training nodes " + std::to_string(M) + ": lower sampler.max_degree");
+    if (cfg.privacy.noise_multiplier) {
+      z = *cfg.privacy.noise_multiplier;
+    } else {
+      privacy::CalibrationOptions co;
+      co.conversion = conversion;
+      try {
+        z = privacy::calibrate_noise_multiplier(mechanism_for(M, 1.0), cfg.train.max_steps,
+                                                cfg.privacy.target_epsilon, cfg.privacy.delta, co)
+                .noise_multiplier;
+      } catch (const std::invalid_argument& e) {
+        ensure(false, rank, cfg.source + ": cannot calibrate privacy.noise_multiplier: " + e.what());
+      }
+    }
+  }
+  privacy::Mechanism mech = priv ? mechanism_for(M, z) : privacy::Mechanism::gaussian(1.0);
+  const double clip = cfg.privacy.clip_norm;
+  const double sigma = priv ? privacy::noise_std(mech, clip) : 0.0;
+  if (rank == 0 && priv)
+    spdlog::info("privacy: {} accountant, population {}, noise multiplier {:.4g} (sigma = {:.4g} for clip {}), "
+                 "target epsilon {} at delta {}",
+                 accountant_name(method, cfg.privacy.worst_case), mech.dataset_size, z, sigma, clip,
+                 cfg.privacy.target_epsilon, cfg.privacy.delta);
+  if (opt.dry_run) {
+    TrainSummary s;
+    s.method = method_name(method);
+    s.noise_multiplier = z;
+    s.sigma = sigma;
+    s.batch_size = m;
+    s.subgraphs = priv ? mech.dataset_size : M;
+    s.ranks = world;
+    s.accountant = accountant_name(method, cfg.privacy.worst_case);
+    return s;
+  }
+
+  // ---- model, optimiser, evaluator --------------------------------------------------------
+  model::ModelConfig mc;
+  mc.arch = (method == Method::kMlp || method == Method::kDpMlp) ? model::Arch::kMlp : model::parse_arch(cfg.model.arch);
+  mc.layers = cfg.model.layers;
+  mc.hidden = cfg.model.hidden;
+  mc.in_features = static_cast<int>(meta.num_features);
+  mc.num_classes = static_cast<int>(meta.num_classes);
+  mc.activation = model::parse_activation(cfg.model.activation);
+  mc.dropout = cfg.model.dropout;
+  mc.multilabel = meta.multilabel;
+  mc.validate();
+  model::Gnn net(mc, cfg.train.seed, device);
+  model::OptimizerConfig oc;
+  oc.type = model::parse_optimizer(cfg.train.optimizer);
+  oc.lr = cfg.train.lr;
+  oc.momentum = cfg.train.momentum;
+  oc.weight_decay = cfg.train.weight_decay;
+  oc.validate();
+  auto optimizer = model::make_optimizer(oc, net.num_parameters(), device);
+  const model::ClipConfig clip_cfg = model::ClipConfig::flat(clip);
+  Evaluator evaluator(shard, comm, device);
+  const std::int64_t P = net.num_parameters();
+
+  // ---- run directory, resume ------------------------------------------------------------------
+  std::int64_t start_step = 0;     // first step to compute
+  std::int64_t ledger_steps = 0;   // steps already in the ledger (replayed, not re-recorded)
+  std::uint64_t noise_seed = 0;
+  std::optional<privacy::Accountant> accountant;
+  std::unique_ptr<LedgerWriter> ledger;
+  std::unique_ptr<MetricsWriter> metrics;
+  if (rank == 0) {
+    fs::create_directories(files.dir);
+    if (opt.resume) {
+      const std::string before = read_text(files.config());
+      const std::string diff = first_difference(before, config_text);
+      if (!diff.empty())
+        throw UsageError(files.config().string() + ": refusing to resume with a different config (" + diff + ")");
+      const auto info = nlohmann::json::parse(read_text(files.run_info()));
+      if (info.at("dataset_checksum").get<std::string>() != pf.dataset_checksum() ||
+          info.at("partition_checksum").get<std::string>() != pf.meta().checksum)
+        throw UsageError(files.run_info().string() +
+                         ": refusing to resume on a different dataset or partition (checksums differ)");
+      if (fs::exists(files.checkpoint())) {
+        const CheckpointMeta cm = read_checkpoint_meta(files.checkpoint().string());
+        start_step = cm.step;
+      }
+      if (priv) {
+        const auto entries = fs::exists(files.ledger()) ? read_ledger(files.ledger().string()) : std::vector<LedgerEntry>{};
+        ledger_steps = static_cast<std::int64_t>(entries.size());
+        accountant = accountant_from_ledger(entries, conversion);
+        if (ledger_steps < start_step)
+          throw DataError(files.ledger().string(), "",
+                          "holds fewer steps (" + std::to_string(ledger_steps) + ") than the checkpoint (" +
+                              std::to_string(start_step) + "): the ledger was truncated");
+      }
+    } else {
+      write_text(files.config(), config_text);
+      nlohmann::json info = {{"dataset_checksum", pf.dataset_checksum()},
+                             {"partition_checksum", pf.meta().checksum},
+                             {"ranks", world},
+                             {"noise_seed_pinned", cfg.privacy.noise_seed.has_value()}};
+      write_text(files.run_info(), info.dump(2) + "\n");
+      if (priv) accountant.emplace(std::vector<double>{}, conversion);
+    }
+    if (priv) {
+      if (cfg.privacy.noise_seed) {
+        noise_seed = *cfg.privacy.noise_seed;
+        spdlog::warn("privacy.noise_seed is pinned: the noise is reproducible, for experiments only");
+      } else if (opt.resume && fs::exists(files.noise_seed())) {
+        noise_seed = std::stoull(read_text(files.noise_seed()));
+      } else {
+        noise_seed = secure_random_seed();
+        // Kept (mode 0600) so that a resume replays the steps after the last checkpoint with
+        // the same noise; removed when the run completes.
+        write_text(files.noise_seed(), std::to_string(noise_seed) + "\n", /*private_file=*/true);
+      }
+      ledger = std::make_unique<LedgerWriter>(files.ledger().string());
+    }
+    metrics = std::make_unique<MetricsWriter>(files.metrics());
+  }
+  std::int64_t resume_state[2] = {start_step, ledger_steps};
+  comm.broadcast(resume_state, 2, 0);
+  start_step = resume_state[0];
+  ledger_steps = resume_state[1];
+  if (start_step > 0) {
+    // Rank 0 reads the checkpoint and broadcasts it: ranks need no shared file system.
+    if (rank == 0) load_checkpoint_state(files.checkpoint().string(), net, *optimizer);
+    at::Tensor flat = net.flatten().to(torch::kCPU).contiguous();
+    comm.broadcast(flat.data_ptr<float>(), static_cast<std::size_t>(P), 0);
+    net.unflatten(flat.to(device));
+    model::NamedTensors st = optimizer->state();
+    for (auto& [name, t] : st) {
+      at::Tensor c = t.to(torch::kCPU).contiguous();
+      if (c.scalar_type() == torch::kInt64)
+        comm.broadcast(c.data_ptr<std::int64_t>(), static_cast<std::size_t>(c.numel()), 0);
+      else {
+        c = c.to(torch::kFloat64).contiguous();
+        comm.broadcast(c.data_ptr<double>(), static_cast<std::size_t>(c.numel()), 0);
+      }
+      t = c.to(t.device(), t.scalar_type());
+    }
+    optimizer->load_state(st);
+    if (rank == 0) spdlog::info("resuming after step {} ({} steps in the ledger)", start_step, ledger_steps);
+  }
+
+  // ---- DRW-D: the subgraph set of the epoch holding step t --------------------------------
+  auto resample_if_needed = [&](std::int64_t t) {
+    if (method != Method::kDrwD) return;
+    const auto e = static_cast<std::uint64_t>(t / cfg.sampler.resample_every);
+    if (e == epoch) return;
+    epoch = e;
+    sampled = sample_all(cfg, shard, comm, epoch);
+    M = sampled.ids.total();
+    ensure(m <= M, rank,
+           "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +
+               " subgraphs, fewer than train.batch_size = " + std::to_string(m));
+    mech = mechanism_for(M, z);
+  };
+  resample_if_needed(start_step);
+
+  // ---- may the first step run at all? -------------------------------------------------------
+  std::int64_t stop_now = 0;
+  if (rank == 0 && priv && start_step >= ledger_steps &&
+      accountant->would_exceed(cfg.privacy.target_epsilon, cfg.privacy.delta, mech))
+    stop_now = 1;
+  if (start_step >= cfg.train.max_steps) stop_now = 1;
+  comm.broadcast(&stop_now, 1, 0);
+
+  // ---- the loop ------------------------------------------------------------------------------
+  at::Tensor buffer = torch::zeros({P + 3}, torch::TensorOptions().dtype(net.dtype()).device(device));
+  std::int64_t step = start_step;
+  std::int64_t steps_this_run = 0;
+  const auto loop_start = Clock::now();
+  auto last_progress = loop_start;
+  EvalResult last_eval;
+  double last_loss = 0.0;
+  auto epsilon_now = [&]() { return priv && rank == 0 ? accountant->epsilon(cfg.privacy.delta).epsilon : 0.0; };
+  auto write_checkpoint_now = [&](std::int64_t completed) {
+    if (rank != 0) return;
+    CheckpointMeta cm{completed, world, config_text, pf.dataset_checksum(), pf.meta().checksum};
+    write_checkpoint(files.checkpoint().string(), cm, net, *optimizer);
+  };
+  auto run_eval = [&](std::int64_t completed) {
+    last_eval = evaluator.evaluate(net);
+    if (rank == 0) {
+      const std::string key = meta.multilabel ? "f1_micro" : "accuracy";
+      metrics->write({{"step", completed}, {"val_" + key, last_eval.val}, {"test_" + key, last_eval.test},
+                      {"epsilon", epsilon_now()}});
+      spdlog::info("step {}: val {} {:.4f}, test {} {:.4f}{}", completed, key, last_eval.val, key, last_eval.test,
+                   priv ? fmt::format(", epsilon {:.4f}", epsilon_now()) : "");
+    }
+  };
+
+  while (!stop_now) {
+    const bool replay = step < ledger_steps;  // recorded before a crash: same batch, same noise
+    const auto gids = sampling::sample_batch_without_replacement(cfg.train.seed, static_cast<std::uint64_t>(step), M, m);
+    std::vector<Pick> picks;
+    for (auto gid : gids) {
+      const auto part = sampled.ids.owner(gid);
+      if (part < shard.first_part || part >= shard.last_part) continue;
+      picks.push_back({static_cast<std::size_t>(part - shard.first_part), sampled.ids.local_index(gid), gid});
+    }
+    buffer.zero_();
+    at::Tensor grad = buffer.narrow(0, 0, P);
+    const model::DropoutKey dkey{cfg.train.seed, step};
+    double loss_sum = 0.0;
+    if (!picks.empty()) {
+      const model::Batch batch = build_batch(picks, sampled.parts, shard, device);
+      if (priv)
+        loss_sum = model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum;
+      else
+        loss_sum = model::gradient_sum(net, batch, dkey, grad);
+    }
+    std::int64_t stop_flag = 0;
+    if (rank == 0) {
+      if (priv) {
+        if (!replay) {
+          accountant->step(mech);
+          ledger->append({step, mech, accountant->epsilon(cfg.privacy.delta).epsilon});  // durable before use
+        }
+        at::Tensor host = grad.to(torch::kCPU).contiguous();
+        add_gaussian_noise(host.data_ptr<float>(), static_cast<std::size_t>(P), sigma, noise_seed,
+                           static_cast<std::uint64_t>(step));
+        grad.copy_(host);
+      }
+      if (step + 1 >= cfg.train.max_steps) stop_flag = 1;
+    }
+    // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
+    resample_if_needed(step + 1);
+    if (rank == 0 && priv && !stop_flag && step + 1 >= ledger_steps &&
+        accountant->would_exceed(cfg.privacy.target_epsilon, cfg.privacy.delta, mech))
+      stop_flag = 1;
+    buffer[P] = loss_sum;
+    buffer[P + 1] = static_cast<double>(picks.size());
+    buffer[P + 2] = static_cast<double>(stop_flag);
+    if (buffer.device().is_cpu()) {
+      comm.allreduce_sum(buffer.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+    } else {
+      at::Tensor host = buffer.to(torch::kCPU).contiguous();
+      comm.allreduce_sum(host.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+      buffer.copy_(host);
+    }
+    optimizer->step(net.flat_parameters(), buffer.narrow(0, 0, P), m);
+    const at::Tensor tail = buffer.narrow(0, P, 3).to(torch::kCPU);
+    last_loss = tail[0].item<double>() / std::max(1.0, tail[1].item<double>());
+    stop_now = tail[2].item<double>() > 0.5 ? 1 : 0;
+    ++step;
+    ++steps_this_run;
+
+    if (rank == 0) {
+      const double secs = std::chrono::duration<double>(Clock::now() - loop_start).count();
+      const double rate = secs > 0 ? static_cast<double>(steps_this_run) / secs : 0.0;
+      nlohmann::json line = {{"step", step}, {"loss", last_loss}, {"steps_per_second", rate}};
+      if (priv) line["epsilon"] = epsilon_now();
+      metrics->write(line);
+      const auto now = Clock::now();
+      if (opt.progress && progress_enabled() && std::chrono::duration<double>(now - last_progress).count() > 2.0) {
+        last_progress = now;
+        const double eta = rate > 0 ? static_cast<double>(cfg.train.max_steps - step) / rate : 0.0;
+        spdlog::info("step {}/{} loss {:.4f}{} {:.2f} steps/s ETA {:.0f} s", step, cfg.train.max_steps, last_loss,
+                     priv ? fmt::format(" epsilon {:.3f}/{}", epsilon_now(), cfg.privacy.target_epsilon) : "", rate,
+                     eta);
+      }
+    }
+    if (cfg.train.eval_every > 0 && step % cfg.train.eval_every == 0 && !stop_now) run_eval(step);
+    if (cfg.train.checkpoint_every > 0 && step % cfg.train.checkpoint_every == 0 && !stop_now)
+      write_checkpoint_now(step);
+  }
+  const double loop_secs = std::chrono::duration<double>(Clock::now() - loop_start).count();
+
+  // ---- the end: evaluate, save, summarise ----------------------------------------------------
+  run_eval(step);
+  write_checkpoint_now(step);
+  TrainSummary s;
+  s.method = method_name(method);
+  s.delta = cfg.privacy.delta;
+  s.target_epsilon = cfg.privacy.target_epsilon;
+  s.noise_multiplier = z;
+  s.sigma = sigma;
+  s.steps = step;
+  s.ranks = world;
+  s.batch_size = m;
+  s.subgraphs = priv ? mech.dataset_size : M;
+  s.accountant = accountant_name(method, cfg.privacy.worst_case);
+  s.multilabel = meta.multilabel;
+  s.val_metric = last_eval.val;
+  s.test_metric = last_eval.test;
+  s.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  s.steps_per_second = loop_secs > 0 ? static_cast<double>(steps_this_run) / loop_secs : 0.0;
+  if (rank == 0) {
+    double order = 0.0;
+    if (priv) {
+      const auto e = accountant->epsilon(cfg.privacy.delta);
+      s.epsilon = e.epsilon;
+      order = e.order;
+    }
+    write_model_file(files.model().string(), net, config_text);
+    const std::string key = meta.multilabel ? "f1_micro" : "accuracy";
+    nlohmann::json j = {{"method", s.method},
+                        {"epsilon", s.epsilon},
+                        {"delta", s.delta},
+                        {"target_epsilon", s.target_epsilon},
+                        {"noise_multiplier", s.noise_multiplier},
+                        {"sigma", s.sigma},
+                        {"clip_norm", clip},
+                        {"order", order},
+                        {"conversion", cfg.privacy.conversion},
+                        {"steps", s.steps},
+                        {"ranks", s.ranks},
+                        {"batch_size", s.batch_size},
+                        {"subgraphs", s.subgraphs},
+                        {"sampling_rate", static_cast<double>(m) / static_cast<double>(std::max<std::int64_t>(1, s.subgraphs))},
+                        {"accountant", s.accountant},
+                        {"test_" + key, s.test_metric},
+                        {"val_" + key, s.val_metric},
+                        {"wall_seconds", s.wall_seconds},
+                        {"steps_per_second", s.steps_per_second},
+                        {"dataset", cfg.data.dataset},
+                        {"partition", cfg.data.partition},
+                        {"seed", cfg.train.seed},
+                        {"noise_seed_pinned", cfg.privacy.noise_seed.has_value()}};
+    if (!priv) j["epsilon"] = nullptr;
+    write_text(files.summary(), j.dump(2) + "\n");
+    if (priv && !cfg.privacy.noise_seed) fs::remove(files.noise_seed());
+    spdlog::info("done: {} steps, test {} {:.4f}{}, {:.1f} s ({:.2f} steps/s); results in {}", s.steps, key,
+                 s.test_metric, priv ? fmt::format(", epsilon {:.4f} (delta {})", s.epsilon, s.delta) : "",
+                 s.wall_seconds, s.steps_per_second, files.dir.string());
+  }
+  comm.broadcast(&s.epsilon, 1, 0);
+  return s;
+}
+
+}  // namespace dpgnn::train

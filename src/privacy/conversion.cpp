@@ -14,6 +14,7 @@
 #include <string>
 
 #include "dpgnn/privacy/orders.h"
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -26,7 +27,7 @@ void check_curve(const std::vector<double>& orders, const std::vector<double>& r
                                 " values for " + std::to_string(orders.size()) + " orders");
   for (double r : rdp)
     if (std::isnan(r) || r < 0.0)
-      throw std::invalid_argument("RDP values must be >= 0 and not NaN, got " + std::to_string(r));
+      throw std::invalid_argument("RDP values must be >= 0 and not NaN, got " + detail::format_double(r));
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -45,7 +46,7 @@ Conversion parse_conversion(const std::string& name) {
 
 void validate_delta(double delta) {
   if (!std::isfinite(delta) || !(delta > 0.0) || !(delta < 1.0))
-    throw std::invalid_argument("delta must be in (0, 1), got " + std::to_string(delta));
+    throw std::invalid_argument("delta must be in (0, 1), got " + detail::format_double(delta));
 }
 
 EpsilonAtOrder epsilon_from_rdp(const std::vector<double>& orders, const std::vector<double>& rdp,
@@ -77,7 +78,7 @@ DeltaAtOrder delta_from_rdp(const std::vector<double>& orders, const std::vector
   check_curve(orders, rdp);
   if (!std::isfinite(epsilon) || epsilon < 0.0)
     throw std::invalid_argument("epsilon must be a finite number >= 0, got " +
-                                std::to_string(epsilon));
+                                detail::format_double(epsilon));
   DeltaAtOrder best{kInf, orders.front()};
   double best_log = kInf;
   for (std::size_t i = 0; i < orders.size(); ++i) {

@@ -5,13 +5,14 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include "format.h"
 
 namespace dpgnn::privacy {
 
 double sensitivity(Scheme scheme, double clip, std::int64_t group_size) {
   if (!std::isfinite(clip) || !(clip > 0.0))
     throw std::invalid_argument("clip norm C must be a finite number > 0, got " +
-                                std::to_string(clip));
+                                detail::format_double(clip));
   if (group_size < 1)
     throw std::invalid_argument("group size N(K, r) must be >= 1, got " +
                                 std::to_string(group_size));
@@ -30,7 +31,7 @@ double sensitivity(Scheme scheme, double clip, std::int64_t group_size) {
 double noise_std(Scheme scheme, double clip, double noise_multiplier, std::int64_t group_size) {
   if (!std::isfinite(noise_multiplier) || !(noise_multiplier > 0.0))
     throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                std::to_string(noise_multiplier));
+                                detail::format_double(noise_multiplier));
   return noise_multiplier * sensitivity(scheme, clip, group_size);
 }
 
@@ -38,7 +39,7 @@ double noise_multiplier_from_std(Scheme scheme, double clip, double sigma,
                                  std::int64_t group_size) {
   if (!std::isfinite(sigma) || !(sigma > 0.0))
     throw std::invalid_argument("noise std sigma must be a finite number > 0, got " +
-                                std::to_string(sigma));
+                                detail::format_double(sigma));
   return sigma / sensitivity(scheme, clip, group_size);
 }
 

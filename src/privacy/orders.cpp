@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -22,9 +23,9 @@ std::vector<double> default_orders() {
 void validate_orders(const std::vector<double>& orders) {
   if (orders.empty()) throw std::invalid_argument("orders: the list of Rényi orders is empty");
   for (double a : orders)
-    if (!std::isfinite(a) || !(a > 1.0))
-      throw std::invalid_argument("orders: every Rényi order must be finite and > 1, got " +
-                                  std::to_string(a));
+    if (!std::isfinite(a) || !(a > 1.0) || a > kMaxOrder)
+      throw std::invalid_argument("orders: every Rényi order must be in (1, 1e6], got " +
+                                  detail::format_double(a));
 }
 
 std::vector<double> parse_orders(const std::string& text) {

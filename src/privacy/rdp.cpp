@@ -10,6 +10,7 @@
 
 #include "dpgnn/privacy/orders.h"
 #include "rdp_internal.h"
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -17,7 +18,7 @@ std::vector<double> rdp_gaussian(double noise_multiplier, const std::vector<doub
   validate_orders(orders);
   if (!std::isfinite(noise_multiplier) || !(noise_multiplier > 0.0))
     throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                std::to_string(noise_multiplier));
+                                detail::format_double(noise_multiplier));
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double a : orders) rdp.push_back(a / (2.0 * noise_multiplier * noise_multiplier));
@@ -51,11 +52,11 @@ void check_finite_rdp(const std::vector<double>& rdp, const std::vector<double>&
   for (std::size_t i = 0; i < rdp.size(); ++i) {
     if (std::isnan(rdp[i]) || rdp[i] < 0.0)
       throw std::logic_error(std::string("RDP of ") + scheme + " at order " +
-                             std::to_string(orders[i]) + " is " + std::to_string(rdp[i]) +
+                             detail::format_double(orders[i]) + " is " + detail::format_double(rdp[i]) +
                              " (numerical failure)");
     if (!std::isfinite(rdp[i]))
       throw std::invalid_argument(std::string("RDP of ") + scheme + " at order " +
-                                  std::to_string(orders[i]) +
+                                  detail::format_double(orders[i]) +
                                   " overflows a double: the noise_multiplier is too small for "
                                   "this order (use more noise or smaller orders)");
   }

@@ -22,6 +22,7 @@
 #include "dpgnn/privacy/rdp.h"
 #include "log_math.h"
 #include "rdp_internal.h"
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -37,7 +38,7 @@ std::vector<double> rdp_dpgnn(std::int64_t n, std::int64_t m, std::int64_t g, do
                                 std::to_string(n) + "], got " + std::to_string(g));
   if (!std::isfinite(z) || !(z > 0.0))
     throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                std::to_string(z));
+                                detail::format_double(z));
 
   // Support of rho: max(0, m - (n - g)) .. min(g, m).
   const std::int64_t k_lo = std::max<std::int64_t>(0, m - (n - g));

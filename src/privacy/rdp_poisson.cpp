@@ -30,6 +30,7 @@
 #include "dpgnn/privacy/rdp.h"
 #include "log_math.h"
 #include "rdp_internal.h"
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -100,10 +101,10 @@ std::vector<double> rdp_poisson(double q, double s, const std::vector<double>& o
   validate_orders(orders);
   if (!std::isfinite(q) || !(q > 0.0) || q > 1.0)
     throw std::invalid_argument("poisson: sampling_rate must be in (0, 1], got " +
-                                std::to_string(q));
+                                detail::format_double(q));
   if (!std::isfinite(s) || !(s > 0.0))
     throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                std::to_string(s));
+                                detail::format_double(s));
   if (q == 1.0) return rdp_gaussian(s, orders);  // no sampling: A_alpha = e^{alpha(alpha-1)/(2s^2)}
   std::vector<double> rdp;
   rdp.reserve(orders.size());

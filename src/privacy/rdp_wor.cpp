@@ -38,6 +38,7 @@
 #include "dpgnn/privacy/rdp.h"
 #include "log_math.h"
 #include "rdp_internal.h"
+#include "format.h"
 
 namespace dpgnn::privacy {
 
@@ -162,14 +163,10 @@ std::vector<double> rdp_wor(double gamma, double z, const std::vector<double>& o
   validate_orders(orders);
   if (!std::isfinite(gamma) || !(gamma > 0.0) || gamma > 1.0)
     throw std::invalid_argument("wor: sampling fraction m/n must be in (0, 1], got " +
-                                std::to_string(gamma));
+                                detail::format_double(gamma));
   if (!std::isfinite(z) || !(z > 0.0))
     throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                std::to_string(z));
-  for (double a : orders)
-    if (a > 1e6)
-      throw std::invalid_argument("wor: Rényi orders above 1e6 are not supported (Theorem 9 "
-                                  "costs O(alpha) terms), got " + std::to_string(a));
+                                detail::format_double(z));
   WorBound bound(gamma, z);
   std::vector<double> rdp;
   rdp.reserve(orders.size());

@@ -67,6 +67,7 @@ TEST(Orders, DefaultSetIsTheReferenceSetOf156Orders) {
   EXPECT_THROW(parse_orders("2,x"), std::invalid_argument);
   EXPECT_THROW(parse_orders("1,2"), std::invalid_argument);
   EXPECT_THROW(parse_orders(""), std::invalid_argument);
+  EXPECT_THROW(parse_orders("2,2e6"), std::invalid_argument);  // beyond kMaxOrder
 }
 
 }  // namespace

@@ -14,8 +14,12 @@ namespace dpgnn::privacy {
 // The 156 default orders, increasing.
 std::vector<double> default_orders();
 
-// Throws std::invalid_argument unless `orders` is non-empty and every order is finite
-// and > 1.
+// The largest order accepted: the bounds cost O(alpha) terms (or quadrature over a range of
+// length alpha), and orders beyond a few thousand never give the best epsilon in practice.
+constexpr double kMaxOrder = 1e6;
+
+// Throws std::invalid_argument unless `orders` is non-empty and every order is in
+// (1, kMaxOrder].
 void validate_orders(const std::vector<double>& orders);
 
 // Parses a comma-separated list ("2,4.5,8,32") into validated orders, sorted and

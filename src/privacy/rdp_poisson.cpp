@@ -60,9 +60,10 @@ double log_g(double u, double q, double alpha, double log_q, double log_1mq) {
   const double log_1px = detail::log_add(log_1mq, log_q + u);  // ln(1 + x), x > -1
   const double y = alpha * log_1px;
   if (y > 30.0) {
-    // e^y dominates: g = e^y (1 - (1 + alpha x) e^{-y}), x = expm1(ln(1 + x)) > 0.
-    if (log_1px > 700.0) return y;  // the correction is below e^{-(alpha-1) 700}
-    const double r = (1.0 + alpha * std::expm1(log_1px)) * std::exp(-y);
+    // e^y dominates: g = e^y (1 - r), r = (1 + alpha x) e^{-y} in (0, 1), x = e^{ln(1+x)} - 1 > 0,
+    // all in logs (x may overflow a double).
+    const double log_x = detail::log_expm1(log_1px);
+    const double r = std::exp(detail::log_add(0.0, std::log(alpha) + log_x) - y);
     return y + std::log1p(-r);
   }
   // |y| <= 30 (y >= alpha ln(1 - q) > -inf): x is finite; take it straight from u for

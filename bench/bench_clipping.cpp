@@ -1,0 +1,197 @@
+// Cost of per-subgraph clipping: one DP step over one non-private step, same model and batch.
+//
+//   bench_clipping --mode dp|nonprivate|naive   one mode in this process: median seconds per
+//                                               step and this process's peak RSS
+//   bench_clipping --mode all                   runs the three modes as child processes (so
+//                                               each peak RSS is its own) and prints ratios
+//
+// dp:         forward + ghost-norm per-subgraph norms + book-keeping clipped sum
+//             (model/clipping.h, clipped_gradient_sum)
+// nonprivate: forward + autograd backward w.r.t. the parameters, gradient sum (gradient_sum)
+// naive:      one forward + backward per subgraph (the test oracle, tests/model/naive_oracle.h)
+// Default workload (issue 5): 2-layer GCN, 602 -> 256 -> 41, 10,000 subgraphs of 1..17 nodes
+// (uniform sizes, a random spanning tree plus `size` random chords inside each subgraph, like
+// a DRW-R batch on Reddit), float32, 2 threads.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dpgnn/model/clipping.h"
+#include "dpgnn/model/gnn.h"
+#include "dpgnn/model/optimizer.h"
+#include "dpgnn/util/system.h"
+#include "model/naive_oracle.h"
+#include "model/random_batch.h"
+
+namespace {
+
+using namespace dpgnn::model;
+
+struct Args {
+  std::string mode = "all";
+  std::int64_t subgraphs = 10000;
+  std::int64_t max_size = 17;
+  std::int64_t features = 602;
+  int hidden = 256;
+  int classes = 41;
+  int layers = 2;
+  std::string arch = "gcn";
+  int threads = 2;
+  int repeats = 5;
+  bool sorted = false;  // order the batch's subgraphs by size (lets buckets be views)
+  std::uint64_t seed = 1;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "bench_clipping: " << problem
+            << "\nusage: bench_clipping [--mode dp|nonprivate|naive|all] [--subgraphs N]"
+               " [--max-size K] [--features F] [--hidden H] [--classes C] [--layers L]"
+               " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]\n";
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage("missing value after " + k);
+      return argv[++i];
+    };
+    if (k == "--mode") a.mode = value();
+    else if (k == "--subgraphs") a.subgraphs = std::stoll(value());
+    else if (k == "--max-size") a.max_size = std::stoll(value());
+    else if (k == "--features") a.features = std::stoll(value());
+    else if (k == "--hidden") a.hidden = std::stoi(value());
+    else if (k == "--classes") a.classes = std::stoi(value());
+    else if (k == "--layers") a.layers = std::stoi(value());
+    else if (k == "--arch") a.arch = value();
+    else if (k == "--threads") a.threads = std::stoi(value());
+    else if (k == "--repeats") a.repeats = std::stoi(value());
+    else if (k == "--sorted") a.sorted = true;
+    else if (k == "--seed") a.seed = std::stoull(value());
+    else usage("unknown argument " + k);
+  }
+  if (a.mode != "dp" && a.mode != "nonprivate" && a.mode != "naive" && a.mode != "all") {
+    usage("--mode must be dp, nonprivate, naive or all");
+  }
+  if (a.subgraphs < 1 || a.max_size < 1 || a.repeats < 1 || a.threads < 1) usage("sizes must be >= 1");
+  return a;
+}
+
+Batch make_workload(const Args& a) {
+  std::mt19937_64 rng(a.seed);
+  testing::RandomBatchSpec spec;
+  std::uniform_int_distribution<std::int64_t> size(1, a.max_size);
+  for (std::int64_t s = 0; s < a.subgraphs; ++s) spec.sizes.push_back(size(rng));
+  if (a.sorted) std::sort(spec.sizes.begin(), spec.sizes.end());
+  spec.features = 1;  // replaced below without a host copy of the big feature matrix
+  spec.classes = a.classes;
+  spec.extra_edge_factor = 1.0;
+  spec.seed = a.seed + 1;
+  spec.dtype = at::kFloat;
+  Batch b = testing::random_batch(spec);
+  auto gen = at::detail::createCPUGenerator(a.seed + 2);
+  b.x = at::empty({b.num_nodes(), a.features}, at::kFloat).normal_(0.0, 1.0, gen);
+  return b;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_one(const Args& a) {
+  set_compute_threads(a.threads);
+  dpgnn::report_blas();
+  const Batch batch = make_workload(a);
+  ModelConfig cfg;
+  cfg.arch = parse_arch(a.arch);
+  cfg.layers = a.layers;
+  cfg.hidden = a.hidden;
+  cfg.in_features = static_cast<int>(a.features);
+  cfg.num_classes = a.classes;
+  const Gnn model(cfg, 7);
+  at::Tensor flat = at::zeros({model.num_parameters()}, at::kFloat);
+  const ClipConfig clip = ClipConfig::flat(1.0);
+  auto step = [&](std::int64_t t) {
+    const DropoutKey key{1, t};
+    if (a.mode == "dp") {
+      clipped_gradient_sum(model, batch, clip, key, flat);
+    } else if (a.mode == "nonprivate") {
+      gradient_sum(model, batch, key, flat);
+    } else {
+      flat.copy_(testing::naive_per_sample(model, batch, key, clip, false).clipped_sum);
+    }
+  };
+  const int repeats = a.mode == "naive" ? 1 : a.repeats;
+  if (a.mode != "naive") step(0);  // warm-up: allocator, thread pool
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step(r + 1);
+    times.push_back(seconds_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  std::printf("mode=%s nodes=%lld edges=%lld params=%lld threads=%d repeats=%d seconds_per_step=%.6f "
+              "peak_rss_mb=%.1f checksum=%.6e\n",
+              a.mode.c_str(), static_cast<long long>(batch.num_nodes()),
+              static_cast<long long>(batch.block.num_edges()), static_cast<long long>(model.num_parameters()),
+              at::get_num_threads(), repeats, median,
+              static_cast<double>(dpgnn::peak_rss_bytes()) / (1024.0 * 1024.0),
+              flat.abs().sum().item<double>());
+  return 0;
+}
+
+std::map<std::string, std::string> run_child(const std::string& self, const Args& a, const std::string& mode) {
+  std::ostringstream cmd;
+  cmd << self << " --mode " << mode << " --subgraphs " << a.subgraphs << " --max-size " << a.max_size
+      << " --features " << a.features << " --hidden " << a.hidden << " --classes " << a.classes
+      << " --layers " << a.layers << " --arch " << a.arch << " --threads " << a.threads
+      << " --repeats " << a.repeats << " --seed " << a.seed << (a.sorted ? " --sorted" : "");
+  FILE* pipe = popen(cmd.str().c_str(), "r");
+  if (pipe == nullptr) usage("cannot start " + cmd.str());
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
+  if (pclose(pipe) != 0) usage("child failed: " + cmd.str() + "\n" + out);
+  std::cout << out;
+  std::map<std::string, std::string> kv;
+  std::istringstream in(out.substr(out.rfind("mode=")));
+  std::string tok;
+  while (in >> tok) {
+    const auto eq = tok.find('=');
+    if (eq != std::string::npos) kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+  }
+  return kv;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  if (a.mode != "all") return run_one(a);
+  const std::string exe = argv[0];
+  auto np = run_child(exe, a, "nonprivate");
+  auto dp = run_child(exe, a, "dp");
+  auto naive = run_child(exe, a, "naive");
+  const double t_np = std::stod(np["seconds_per_step"]);
+  std::printf("\n%-11s %14s %12s %14s\n", "mode", "s/step", "vs nonpriv", "peak RSS MB");
+  for (const auto& [name, kv] : std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
+           {"nonprivate", np}, {"dp", dp}, {"naive", naive}}) {
+    const double t = std::stod(kv.at("seconds_per_step"));
+    std::printf("%-11s %14.4f %12.3f %14s\n", name.c_str(), t, t / t_np, kv.at("peak_rss_mb").c_str());
+  }
+  return 0;
+}

@@ -30,7 +30,8 @@ struct NoiseCalibration {
 };
 
 // The smallest noise multiplier z such that `steps` steps of `sampling` (its own noise
-// multiplier is ignored) give epsilon(delta) <= target_epsilon. Throws
+// multiplier is ignored) give epsilon(delta) <= target_epsilon, to relative_tolerance (if
+// even min_noise_multiplier meets the target, min_noise_multiplier is returned). Throws
 // std::invalid_argument if target_epsilon <= 0, steps < 1, delta outside (0,1), or the
 // target is unreachable even at max_noise_multiplier (too small for these steps/orders).
 NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int64_t steps,

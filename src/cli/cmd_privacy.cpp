@@ -147,8 +147,9 @@ int run_privacy(const PrivacyOptions& o) {
   if (!o.noise_multiplier && !o.target_epsilon)
     throw UsageError("privacy: give --noise-multiplier (to compute epsilon) or "
                      "--target-epsilon (to calibrate the noise multiplier)");
-  if (o.steps && *o.steps < 1)
-    throw UsageError("privacy: --steps must be >= 1, got " + std::to_string(*o.steps));
+  // CLI11 clamps out-of-range integers to INT64_MAX, so an upper bound is checked too.
+  if (o.steps && (*o.steps < 1 || *o.steps > (std::int64_t{1} << 53)))
+    throw UsageError("privacy: --steps must be in [1, 2^53], got " + std::to_string(*o.steps));
   if (o.target_epsilon && !(std::isfinite(*o.target_epsilon) && *o.target_epsilon > 0.0))
     throw UsageError("privacy: --target-epsilon must be a finite number > 0, got " +
                      std::to_string(*o.target_epsilon));

@@ -124,6 +124,7 @@ TEST(CmdPrivacy, EveryNonsenseInputExitsWithCodeTwo) {
            wor + "--noise-multiplier 1 --steps 0 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps -5 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps 2.5 --delta 1e-5 --json",
+           wor + "--noise-multiplier 1 --steps 99999999999999999999 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --delta 1e-5 --json",
            wor + "--steps 100 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps 100 --json",

@@ -19,6 +19,45 @@ double epsilon_of(const Mechanism& m, std::int64_t steps, double delta) {
   return epsilon_from_rdp(orders, rdp, delta).epsilon;
 }
 
+TEST(Epsilon, GrowsWithStepsAndRateAndShrinksWithNoiseForEveryScheme) {
+  const double delta = 1e-5;
+  // Steps.
+  for (const Mechanism& m : {Mechanism::wor(1000, 10, 1.0), Mechanism::poisson(0.01, 1.0),
+                             Mechanism::dpgnn(90941, 100, 3, 2, 1.0), Mechanism::gaussian(20.0)}) {
+    double previous = 0.0;
+    for (std::int64_t t : {1, 10, 100, 1000, 10000}) {
+      const double e = epsilon_of(m, t, delta);
+      EXPECT_GT(e, previous) << m.to_string() << " T=" << t;
+      previous = e;
+    }
+  }
+  // Rate (below 1) and noise.
+  double previous_wor = 0.0, previous_poisson = 0.0, previous_dpgnn = 0.0;
+  for (std::int64_t m : {5, 10, 50, 100, 200}) {
+    const double e_wor = epsilon_of(Mechanism::wor(1000, m, 1.0), 100, delta);
+    const double e_poisson = epsilon_of(Mechanism::poisson(m / 1000.0, 1.0), 100, delta);
+    const double e_dpgnn = epsilon_of(Mechanism::dpgnn(1000, m, 3, 1, 1.0), 100, delta);
+    EXPECT_GT(e_wor, previous_wor) << m;
+    EXPECT_GT(e_poisson, previous_poisson) << m;
+    EXPECT_GT(e_dpgnn, previous_dpgnn) << m;
+    previous_wor = e_wor;
+    previous_poisson = e_poisson;
+    previous_dpgnn = e_dpgnn;
+  }
+  previous_wor = previous_poisson = previous_dpgnn = INFINITY;
+  for (double z : {0.7, 1.0, 2.0, 5.0, 20.0}) {
+    const double e_wor = epsilon_of(Mechanism::wor(1000, 10, z), 100, delta);
+    const double e_poisson = epsilon_of(Mechanism::poisson(0.01, z), 100, delta);
+    const double e_dpgnn = epsilon_of(Mechanism::dpgnn(1000, 10, 3, 1, z), 100, delta);
+    EXPECT_LT(e_wor, previous_wor) << z;
+    EXPECT_LT(e_poisson, previous_poisson) << z;
+    EXPECT_LT(e_dpgnn, previous_dpgnn) << z;
+    previous_wor = e_wor;
+    previous_poisson = e_poisson;
+    previous_dpgnn = e_dpgnn;
+  }
+}
+
 TEST(Calibration, CalibratedNoiseMeetsTheTargetAndOnePercentLessExceedsIt) {
   const double delta = 1e-5;
   struct Case {

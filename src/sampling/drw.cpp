@@ -130,18 +130,18 @@ class DrwRun {
   std::int64_t steps() const { return steps_; }
 
  private:
-  // Picks uniformly among v's unassigned neighbours by counting them; -1 at a dead end.
+  // Picks uniformly among v's unassigned neighbours by collecting them in one branch-free
+  // pass over the row; -1 at a dead end.
   std::int64_t pick_by_counting(std::int64_t v) {
     const auto row = g_.out_neigh(v);
-    std::int64_t free = 0;
-    for (NodeId u : row) free += assigned_.test(u) ? 0 : 1;
-    if (free == 0) return -1;
-    std::int64_t k = static_cast<std::int64_t>(rng_.below_fast(static_cast<std::uint64_t>(free)));
+    scratch_.resize(static_cast<std::size_t>(row.size()));
+    std::size_t free = 0;
     for (NodeId u : row) {
-      if (assigned_.test(u)) continue;
-      if (k-- == 0) return u;
+      scratch_[free] = u;
+      free += assigned_.test(u) ? 0 : 1;
     }
-    return -1;  // unreachable
+    if (free == 0) return -1;
+    return scratch_[rng_.below_fast(free)];
   }
 
   // Takes the next unassigned root candidate; false (walker inactive) when none is left.
@@ -205,6 +205,7 @@ class DrwRun {
   std::vector<std::int64_t> order_;  // root candidates in random order
   std::size_t next_root_ = 0;
   std::vector<std::int64_t> stamp_;  // scratch for induced edges
+  std::vector<NodeId> scratch_;      // unassigned neighbours of the current node
   std::int64_t steps_ = 0;
   SubgraphSet out_;
 };

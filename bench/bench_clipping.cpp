@@ -30,6 +30,7 @@
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/model/optimizer.h"
+#include "dpgnn/util/log.h"
 #include "dpgnn/util/system.h"
 #include "model/naive_oracle.h"
 #include "model/random_batch.h"
@@ -112,6 +113,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int run_one(const Args& a) {
+  dpgnn::init_logging();
   set_compute_threads(a.threads);
   dpgnn::report_blas();
   const Batch batch = make_workload(a);

@@ -4,11 +4,11 @@
 //  1. forward over the batch, recording every linear map (A, Z)            (gnn.cpp)
 //  2. ONE autograd pass: G = dLoss/dZ for all maps (not dLoss/dW: the weight-gradient
 //     matmuls of the backward are skipped and done once, weighted, in step 4)
-//  3. per-subgraph squared norms, per map, per bucket of equally sized subgraphs:
+//  3. per-subgraph squared norms, per map, per size class of subgraphs (padded, see SizeBucket):
 //       size 1:      ||a||^2 ||g||^2                    (+ ||g||^2 for a bias)
-//       ghost:       <A_s A_s^T (+ 1 1^T), G_s G_s^T>  via two bmm on [B_k, k, d]
+//       ghost:       <A_s A_s^T (+ 1 1^T), G_s G_s^T>  via two bmm on [B_c, S, d]
 //       materialise: ||A_s^T G_s||_F^2 via bmm on [chunk, d_in, d_out] (when
-//                    k (d_in + d_out) > d_in d_out, i.e. tiny layers and big subgraphs)
+//                    S (d_in + d_out) > d_in d_out, i.e. tiny layers and big subgraphs)
 //     bias-only map: ||sum_{i in s} g_i||^2 via a segment sum.
 //  4. factors c_s = min(1, C / ||g_s||) (1 when ||g_s|| = 0), c per node, and the clipped sum
 //     straight into the flat buffer: dW = (c * G)^T A, db = sum_i c_i g_i   (Bu et al. 2023)
@@ -17,6 +17,9 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -25,12 +28,17 @@
 namespace dpgnn::model {
 namespace {
 
-// Subgraphs grouped by exact size, so that every group is a dense [B_k, k, d] block.
+// Subgraphs grouped into size classes {1}, {2}, {3,4}, {5..8}, {9..16}, ... and padded to the
+// largest size present in their class, so that every class is one dense [B_c, S, d] block:
+// few, large kernels (each kernel costs a thread-pool barrier on CPU and a launch on GPU)
+// for at most 2x padding of the (cheap) Gram products. A padded slot repeats a real row of
+// its subgraph in A and is zeroed in G, so it adds nothing to <A A^T, G G^T> or to A^T G.
 struct SizeBucket {
-  std::int64_t size = 0;         // k
-  std::int64_t count = 0;        // B_k
-  at::Tensor subgraphs;          // [B_k] int64 subgraph ids
-  at::Tensor rows;               // [B_k * k] int64 row ids, subgraph by subgraph
+  std::int64_t size = 0;         // S: padded subgraph size of the class
+  std::int64_t count = 0;        // B_c
+  at::Tensor subgraphs;          // [B_c] int64 subgraph ids
+  at::Tensor rows;               // [B_c * S] int64 row ids, subgraph by subgraph
+  at::Tensor pad_mask;           // [B_c * S, 1] 1 for real rows, 0 for padding; undefined if none
   std::int64_t first_row = -1;   // >= 0 when the rows are one contiguous range (no gather)
 };
 
@@ -39,50 +47,75 @@ struct BatchLayout {
   std::vector<SizeBucket> buckets;
 };
 
-BatchLayout make_layout(const Batch& batch) {
+std::int64_t size_class(std::int64_t k) {
+  std::int64_t c = 1;
+  while (c < k) c *= 2;
+  return c;
+}
+
+BatchLayout make_layout(const Batch& batch, c10::ScalarType dtype) {
   const c10::Device device = batch.device();
   const at::Tensor ptr = batch.node_ptr.cpu();
   const auto* p = ptr.data_ptr<std::int64_t>();
   const std::int64_t B = batch.num_subgraphs();
   const std::int64_t n = batch.num_nodes();
   std::vector<std::int64_t> segment(static_cast<std::size_t>(n));
-  std::int64_t max_size = 0;
+  std::int64_t max_class = 1;
   for (std::int64_t s = 0; s < B; ++s) {
     for (std::int64_t r = p[s]; r < p[s + 1]; ++r) segment[static_cast<std::size_t>(r)] = s;
-    max_size = std::max(max_size, p[s + 1] - p[s]);
+    max_class = std::max(max_class, size_class(p[s + 1] - p[s]));
   }
-  std::vector<std::vector<std::int64_t>> subs(static_cast<std::size_t>(max_size + 1));
-  for (std::int64_t s = 0; s < B; ++s) subs[static_cast<std::size_t>(p[s + 1] - p[s])].push_back(s);
+  std::vector<std::vector<std::int64_t>> subs(static_cast<std::size_t>(max_class + 1));
+  for (std::int64_t s = 0; s < B; ++s) subs[static_cast<std::size_t>(size_class(p[s + 1] - p[s]))].push_back(s);
 
   const auto i64 = at::TensorOptions().dtype(at::kLong);
   BatchLayout layout;
   layout.segment = at::tensor(at::ArrayRef<std::int64_t>(segment), i64).to(device);
-  for (std::int64_t k = 1; k <= max_size; ++k) {
-    const auto& ids = subs[static_cast<std::size_t>(k)];
+  for (std::int64_t c = 1; c <= max_class; c *= 2) {
+    const auto& ids = subs[static_cast<std::size_t>(c)];
     if (ids.empty()) continue;
+    std::int64_t S = 0;
+    bool uniform = true;
+    for (std::int64_t s : ids) {
+      const std::int64_t k = p[s + 1] - p[s];
+      if (S != 0 && k != S) uniform = false;
+      S = std::max(S, k);
+    }
     std::vector<std::int64_t> rows;
-    rows.reserve(ids.size() * static_cast<std::size_t>(k));
-    bool contiguous = true;
+    std::vector<float> mask;
+    rows.reserve(ids.size() * static_cast<std::size_t>(S));
+    bool contiguous = uniform;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (i > 0 && p[ids[i]] != p[ids[i - 1]] + k) contiguous = false;
-      for (std::int64_t r = p[ids[i]]; r < p[ids[i] + 1]; ++r) rows.push_back(r);
+      if (i > 0 && p[ids[i]] != p[ids[i - 1]] + S) contiguous = false;
+      for (std::int64_t j = 0; j < S; ++j) {
+        const bool real = p[ids[i]] + j < p[ids[i] + 1];
+        rows.push_back(real ? p[ids[i]] + j : p[ids[i]]);
+        mask.push_back(real ? 1.0f : 0.0f);
+      }
     }
     SizeBucket b;
-    b.size = k;
+    b.size = S;
     b.count = static_cast<std::int64_t>(ids.size());
     b.subgraphs = at::tensor(at::ArrayRef<std::int64_t>(ids), i64).to(device);
     b.rows = at::tensor(at::ArrayRef<std::int64_t>(rows), i64).to(device);
+    if (!uniform) {
+      b.pad_mask = at::tensor(at::ArrayRef<float>(mask), at::TensorOptions().dtype(at::kFloat))
+                       .to(device, dtype)
+                       .unsqueeze(1);
+    }
     b.first_row = contiguous ? p[ids.front()] : -1;
     layout.buckets.push_back(std::move(b));
   }
   return layout;
 }
 
-// Rows of one bucket as [B_k, k, d] (a view when the rows are contiguous).
-at::Tensor bucket_rows(const at::Tensor& t, const SizeBucket& b) {
-  const at::Tensor flat = b.first_row >= 0 ? t.narrow(0, b.first_row, b.count * b.size)
-                                           : t.index_select(0, b.rows);
-  return flat.view({b.count, b.size, t.size(1)});
+// Rows of one bucket as [B_c, S, d] (a view when the rows are contiguous); padded slots are
+// zeroed when zero_padding is set (for G).
+at::Tensor bucket_rows(const at::Tensor& t, const SizeBucket& b, bool zero_padding) {
+  if (b.first_row >= 0) return t.narrow(0, b.first_row, b.count * b.size).view({b.count, b.size, t.size(1)});
+  at::Tensor g = t.index_select(0, b.rows);  // [B_c * S, d]
+  if (zero_padding && b.pad_mask.defined()) g.mul_(b.pad_mask);
+  return g.view({b.count, b.size, t.size(1)});
 }
 
 bool use_ghost(std::int64_t k, std::int64_t din, std::int64_t dout, NormStrategy s) {
@@ -109,19 +142,22 @@ void accumulate_map_norms(const LinearMapRecord& map, const at::Tensor& G, const
   const bool has_bias = map.bias >= 0;
   const std::int64_t din = A.size(1), dout = G.size(1);
   for (const SizeBucket& b : layout.buckets) {
-    const at::Tensor Ab = bucket_rows(A, b);  // [B_k, k, din]
-    const at::Tensor Gb = bucket_rows(G, b);  // [B_k, k, dout]
-    at::Tensor n2;                            // [B_k]
+    const at::Tensor Ab = bucket_rows(A, b, false);  // [B_c, S, din]
+    const at::Tensor Gb = bucket_rows(G, b, true);   // [B_c, S, dout], padding zeroed
+    at::Tensor n2;                            // [B_c]
     if (b.size == 1) {
       const at::Tensor g2 = Gb.squeeze(1).pow(2).sum(1);
       n2 = has_weight ? Ab.squeeze(1).pow(2).sum(1) * g2 : at::zeros_like(g2);
       if (has_bias) n2.add_(g2);
     } else if (use_ghost(b.size, din, dout, options.strategy)) {
-      at::Tensor gram_a = has_weight ? at::bmm(Ab, Ab.transpose(1, 2))  // [B_k, k, k]
+      at::Tensor gram_a = has_weight ? at::bmm(Ab, Ab.transpose(1, 2))  // [B_c, S, S]
                                      : at::zeros({b.count, b.size, b.size}, A.options());
       if (has_bias) gram_a.add_(1.0);  // the bias is a weight on a constant-1 input column
-      const at::Tensor gram_g = at::bmm(Gb, Gb.transpose(1, 2));  // [B_k, k, k]
-      n2 = (gram_a * gram_g).sum({1, 2});
+      const at::Tensor gram_g = at::bmm(Gb, Gb.transpose(1, 2));  // [B_c, S, S]
+      // <gram_a, gram_g> per subgraph as one batched dot product [B_c, 1, S*S] x [B_c, S*S, 1]
+      n2 = at::bmm(gram_a.view({b.count, 1, b.size * b.size}),
+                   gram_g.view({b.count, b.size * b.size, 1}))
+               .view({b.count});
     } else {
       const std::int64_t chunk =
           std::max<std::int64_t>(1, options.materialize_chunk_elements / std::max<std::int64_t>(1, din * dout));
@@ -223,11 +259,24 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
     result.factors = at::ones({0, ncol}, fopt);
     return result;
   }
-  const BatchLayout layout = make_layout(batch);
+  // Stage timings at debug level (DPGNN_LOG_LEVEL=debug): where a DP step spends its time.
+  using Clock = std::chrono::steady_clock;
+  const bool timing = spdlog::should_log(spdlog::level::debug);
+  auto t_last = Clock::now();
+  auto lap = [&]() {
+    const auto now = Clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_last).count();
+    t_last = now;
+    return ms;
+  };
+  double ms_layout = 0, ms_forward = 0, ms_backward = 0, ms_norms = 0, ms_sum = 0;
+  const BatchLayout layout = make_layout(batch, model.dtype());
+  if (timing) ms_layout = lap();
 
   // 1-2. forward, then G = dLoss/dZ for every recorded map in one autograd pass.
   at::AutoGradMode grad_on(true);
   TrainForward fw = model.forward_train(batch, key, /*record_maps=*/true);
+  if (timing) ms_forward = lap();
   std::vector<at::Tensor> outputs;
   outputs.reserve(fw.maps.size());
   for (const auto& m : fw.maps) outputs.push_back(m.output);
@@ -243,6 +292,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   }
   outputs.clear();
   fw.loss_sum = at::Tensor();
+  if (timing) ms_backward = lap();
 
   // 3. per-subgraph, per-layer squared norms [B, L].
   at::Tensor norms2 = at::zeros({L, B}, fopt);
@@ -252,6 +302,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   }
   result.layer_norms = norms2.t().sqrt();      // [B, L]
   result.norms = norms2.sum(0).sqrt();         // [B]
+  if (timing) ms_norms = lap();
 
   // 4. factors and the clipped sum, written straight into the flat buffer.
   if (clip.mode == ClipMode::kFlat) {
@@ -280,6 +331,12 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
       at::sum_out(b, Gc, {0});
     }
     grads[i] = at::Tensor();  // release as we go
+  }
+  if (timing) {
+    ms_sum = lap();
+    spdlog::debug("clipping: layout {:.1f} ms, forward {:.1f} ms, output gradients {:.1f} ms, "
+                  "per-subgraph norms {:.1f} ms, clipped sum {:.1f} ms",
+                  ms_layout, ms_forward, ms_backward, ms_norms, ms_sum);
   }
   return result;
 }

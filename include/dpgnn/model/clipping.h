@@ -13,8 +13,8 @@
 //   sum_s c_s A_s^T G_s = A^T (c_node * G),   c_s = min(1, C / ||g_s||)
 // No second backward, no per-sample copy. The ghost norm costs O(n_s^2 (d_in + d_out)) per
 // subgraph against O(n_s d_in d_out) for materialising A_s^T G_s; the engine chooses per map
-// and per subgraph size (subgraphs are bucketed by exact size so the Gram matrices are one
-// bmm per bucket without padding).
+// and per size class (subgraphs are grouped into size classes {1}, {2}, {3,4}, {5..8}, ...,
+// padded within the class, so the Gram matrices are one bmm per class).
 //
 // Clipping modes:
 //   flat:      one threshold C over all parameters; per-example norm <= C.

@@ -37,6 +37,7 @@ void add_synth_command(CLI::App& root, Registry& registry);
 void add_info_command(CLI::App& root, Registry& registry);
 void add_privacy_command(CLI::App& root, Registry& registry);
 void add_import_command(CLI::App& root, Registry& registry);
+void add_sample_command(CLI::App& root, Registry& registry);
 void add_partition_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

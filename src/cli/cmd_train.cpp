@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "command.h"
@@ -62,6 +63,12 @@ void add_train_command(CLI::App& root, Registry& registry) {
     } catch (const Error& e) {
       throw CollectiveError(e.what(), e.exit_code(), launcher_rank_is_zero());
     }
+    const bool report = launcher_rank_is_zero();
+    for (const auto& [key, path] : {std::pair<std::string, std::string>{"data.dataset", cfg.data.dataset},
+                                    {"data.partition", cfg.data.partition}})
+      if (!path.empty() && !std::filesystem::exists(path))
+        throw CollectiveError(ConfigError(cfg.source, key, "file '" + path + "' does not exist").what(), kExitUsage,
+                              report);
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::TrainOptions to;

@@ -33,11 +33,12 @@ class Registry {
 };
 
 // One per cmd_<name>.cpp.
-void add_synth_command(CLI::App& root, Registry& registry);
 void add_info_command(CLI::App& root, Registry& registry);
+void add_train_command(CLI::App& root, Registry& registry);
+void add_synth_command(CLI::App& root, Registry& registry);
 void add_privacy_command(CLI::App& root, Registry& registry);
+void add_partition_command(CLI::App& root, Registry& registry);
 void add_import_command(CLI::App& root, Registry& registry);
 void add_sample_command(CLI::App& root, Registry& registry);
-void add_partition_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

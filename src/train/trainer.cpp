@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,14 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Fault injection for the resume tests: DPGNN_FAULT_EXIT_AFTER_STEP=t makes rank 0 die
+// abruptly right after recording step t in the ledger, before the step is applied (the
+// worst moment for the invariant "the ledger never holds fewer steps than were taken").
+void crash_if_injected(std::int64_t step) {
+  static const char* at = std::getenv("DPGNN_FAULT_EXIT_AFTER_STEP");
+  if (at != nullptr && std::to_string(step) == at) std::_Exit(86);
+}
 
 // A check whose outcome is the same on every rank: rank 0 reports it, the others stay
 // quiet, and the job shuts down cleanly (CollectiveError).
@@ -503,6 +512,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
         if (!replay) {
           accountant->step(mech);
           ledger->append({step, mech, accountant->epsilon(cfg.privacy.delta).epsilon});  // durable before use
+          crash_if_injected(step);
         }
         at::Tensor host = grad.to(torch::kCPU).contiguous();
         add_gaussian_noise(host.data_ptr<float>(), static_cast<std::size_t>(P), sigma, noise_seed,

@@ -1,0 +1,154 @@
+// The trainer's distributed-correctness contract (DESIGN.md decisions 6-8), in-process on
+// 1, 2 and 4 ranks (LocalGroup): the same model whatever the number of ranks, noise added
+// exactly once per step, stopping before the step that would exceed the target epsilon,
+// and an epsilon that matches an independent recomputation from the ledger's schedule.
+#include <cmath>
+#include <numeric>
+
+#include "dpgnn/model/gnn.h"
+#include "dpgnn/privacy/accountant.h"
+#include "dpgnn/train/ledger.h"
+#include "dpgnn/util/error.h"
+#include "trainer_fixture.h"
+
+namespace dpgnn::train {
+namespace {
+
+using testing::base_config;
+using testing::train_in_process;
+
+std::vector<std::string> parameter_names(const Config& cfg) {
+  model::ModelConfig mc;
+  mc.arch = model::parse_arch(cfg.model.arch);
+  mc.layers = cfg.model.layers;
+  mc.hidden = cfg.model.hidden;
+  mc.in_features = 16;
+  mc.num_classes = 3;
+  return model::Gnn(mc, cfg.train.seed).parameter_names();
+}
+
+TEST(Trainer, GivesTheSameModelAndEpsilonOn1_2And4Ranks) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw", "privacy.noise_multiplier=1.5"});
+  const auto names = parameter_names(cfg);
+  std::vector<std::vector<float>> params;
+  std::vector<double> eps;
+  for (int ranks : {1, 2, 4}) {
+    const std::string out = tmp.file("r" + std::to_string(ranks));
+    const TrainSummary s = train_in_process(cfg, out, ranks);
+    EXPECT_EQ(s.ranks, ranks);
+    EXPECT_EQ(s.steps, 12);
+    params.push_back(testing::read_model(out + "/model.h5", names));
+    eps.push_back(testing::read_json(out + "/summary.json").at("epsilon").get<double>());
+  }
+  for (std::size_t k = 1; k < params.size(); ++k) {
+    ASSERT_EQ(params[k].size(), params[0].size());
+    double max_rel = 0;
+    for (std::size_t i = 0; i < params[0].size(); ++i)
+      max_rel = std::max(max_rel, std::abs(params[k][i] - params[0][i]) / std::max(1e-3, std::abs(double(params[0][i]))));
+    EXPECT_LT(max_rel, 1e-4) << "ranks run " << k;
+    EXPECT_EQ(eps[k], eps[0]);
+  }
+  EXPECT_GT(eps[0], 0.0);
+}
+
+TEST(Trainer, AddsTheNoiseExactlyOncePerStepWhateverTheNumberOfRanks) {
+  // With plain SGD (lr 1, no momentum) one step moves the parameters by -(g + noise) / m.
+  // The clipped sum g has norm <= m C, tiny next to noise of std sigma = z * 2C with z = 100
+  // in every coordinate, so the variance of m * delta estimates sigma^2: one draw, not one
+  // per rank (4 ranks each adding noise would give 4 sigma^2).
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw", "train.optimizer=sgd", "train.lr=1", "train.max_steps=1",
+                                  "privacy.noise_multiplier=100", "privacy.clip_norm=1", "model.hidden=64"});
+  const auto names = parameter_names(cfg);
+  model::ModelConfig mc;
+  mc.layers = cfg.model.layers;
+  mc.hidden = cfg.model.hidden;
+  mc.in_features = 16;
+  mc.num_classes = 3;
+  const at::Tensor init = model::Gnn(mc, cfg.train.seed).flatten();
+  const double sigma = 100.0 * 2.0 * 1.0;
+  for (int ranks : {1, 4}) {
+    const std::string out = tmp.file("n" + std::to_string(ranks));
+    train_in_process(cfg, out, ranks);
+    const auto after = testing::read_model(out + "/model.h5", names);
+    ASSERT_EQ(static_cast<std::int64_t>(after.size()), init.numel());
+    const float* p0 = init.data_ptr<float>();
+    double sum = 0, sumsq = 0;
+    const double n = static_cast<double>(after.size());
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      const double x = (after[i] - p0[i]) * 16.0;  // m * delta
+      sum += x;
+      sumsq += x * x;
+    }
+    const double var = sumsq / n - (sum / n) * (sum / n);
+    EXPECT_NEAR(var / (sigma * sigma), 1.0, 0.15) << ranks << " ranks";
+  }
+}
+
+TEST(Trainer, StopsBeforeTheStepThatWouldExceedTheTargetEpsilon) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw", "privacy.noise_multiplier=1.5", "privacy.target_epsilon=2.5",
+                                  "train.max_steps=100000", "model.hidden=8"});
+  const std::string out = tmp.file("budget");
+  const TrainSummary s = train_in_process(cfg, out, 2);
+  ASSERT_GT(s.steps, 0);
+  ASSERT_LT(s.steps, 100000);
+  const auto entries = read_ledger(out + "/ledger.jsonl");
+  EXPECT_EQ(static_cast<std::int64_t>(entries.size()), s.steps);
+  // Recompute from the ledger's schedule with a fresh accountant.
+  privacy::Accountant acc;
+  for (const auto& e : entries) acc.step(e.mechanism);
+  const double eps = acc.epsilon(cfg.privacy.delta).epsilon;
+  EXPECT_NEAR(eps, s.epsilon, 1e-12 * eps);
+  EXPECT_LE(eps, cfg.privacy.target_epsilon);
+  acc.step(entries.back().mechanism);
+  EXPECT_GT(acc.epsilon(cfg.privacy.delta).epsilon, cfg.privacy.target_epsilon);
+  const auto summary = testing::read_json(out + "/summary.json");
+  EXPECT_EQ(summary.at("steps").get<std::int64_t>(), s.steps);
+  EXPECT_EQ(summary.at("subgraphs").get<std::int64_t>(), entries.back().mechanism.dataset_size);
+  EXPECT_EQ(summary.at("accountant").get<std::string>(), "wor_replace_one");
+}
+
+TEST(Trainer, CalibratesTheNoiseToTheTargetWhenNoMultiplierIsGiven) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw-r", "privacy.target_epsilon=3", "train.max_steps=20", "model.hidden=8"});
+  const std::string out = tmp.file("calib");
+  const TrainSummary s = train_in_process(cfg, out, 1);
+  EXPECT_EQ(s.steps, 20);
+  EXPECT_LE(s.epsilon, 3.0);
+  EXPECT_GT(s.epsilon, 2.9);  // the smallest noise reaching the target uses nearly all of it
+  EXPECT_GT(s.noise_multiplier, 0.0);
+}
+
+TEST(Trainer, NonPrivateBaselinesRecordNoLedgerAndNoEpsilon) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=gcn", "model.hidden=8"});
+  const std::string out = tmp.file("gcn");
+  const TrainSummary s = train_in_process(cfg, out, 2);
+  EXPECT_EQ(s.steps, 12);
+  EXPECT_FALSE(std::filesystem::exists(out + "/ledger.jsonl"));
+  EXPECT_TRUE(testing::read_json(out + "/summary.json").at("epsilon").is_null());
+}
+
+TEST(Trainer, RefusesANonEmptyRunDirectoryWithoutResume) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=mlp", "train.max_steps=2"});
+  const std::string out = tmp.file("twice");
+  train_in_process(cfg, out, 1);
+  EXPECT_THROW(train_in_process(cfg, out, 1), CollectiveError);
+}
+
+TEST(Trainer, RefusesABatchLargerThanTheNumberOfSubgraphs) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw", "train.batch_size=100000"});
+  try {
+    train_in_process(cfg, tmp.file("big"), 2);
+    FAIL();
+  } catch (const CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.batch_size"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dpgnn::train

@@ -1,0 +1,88 @@
+// A small synthetic dataset with a 4-part partition, made with the dpgnn binary once per
+// test binary, and helpers to run the trainer in-process on 1..4 ranks (LocalGroup).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dpgnn/dist/local_group.h"
+#include "dpgnn/train/config.h"
+#include "dpgnn/train/trainer.h"
+#include "dpgnn/util/hdf5.h"
+#include "test_support.h"
+
+namespace dpgnn::train::testing {
+
+class TrainerData {
+ public:
+  static const TrainerData& get() {
+    static TrainerData d;
+    return d;
+  }
+  std::string dataset, partition;
+
+ private:
+  TrainerData() {
+    dataset = dir_.file("d.h5");
+    partition = dir_.file("p4.h5");
+    auto r = dpgnn::testing::run_dpgnn("synth --nodes 800 --avg-degree 8 --classes 3 --features 16 --homophily 0.8 "
+                                       "--seed 3 --out " + dataset);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = dpgnn::testing::run_dpgnn("partition --dataset " + dataset + " --parts 4 --seed 1 --out " + partition);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  dpgnn::testing::TempDir dir_;
+};
+
+inline Config base_config(const std::vector<std::string>& overrides) {
+  const auto& d = TrainerData::get();
+  std::vector<std::string> all = {"data.dataset=" + d.dataset, "data.partition=" + d.partition,
+                                  "model.hidden=32", "train.batch_size=16", "train.max_steps=12",
+                                  "train.eval_every=0", "train.checkpoint_every=0", "train.seed=5",
+                                  "train.threads=1", "privacy.noise_seed=99"};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return parse_config("", "test.yaml", all);
+}
+
+// Runs the trainer on `ranks` in-process ranks; returns rank 0's summary.
+inline TrainSummary train_in_process(const Config& cfg, const std::string& out, int ranks) {
+  dist::LocalGroup group(ranks);
+  std::vector<TrainSummary> results(ranks);
+  TrainOptions opt;
+  opt.out_dir = out;
+  opt.progress = false;
+  opt.local_ranks = ranks;
+  group.run([&](dist::Communicator& comm) { results[comm.rank()] = run_training(cfg, opt, comm); });
+  return results[0];
+}
+
+// The flat parameters stored in a model.h5, in the order of `names`.
+inline std::vector<float> read_model(const std::string& path, const std::vector<std::string>& names) {
+  auto f = h5::File::open_read(path);
+  std::vector<float> out;
+  for (const auto& n : names) {
+    auto v = f.open_dataset("/" + n).read_all<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+inline std::int64_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::int64_t n = 0;
+  while (std::getline(in, line))
+    if (!line.empty()) ++n;
+  return n;
+}
+
+}  // namespace dpgnn::train::testing

@@ -1,0 +1,149 @@
+// `dpgnn train` end to end under mpiexec: the same model and epsilon on 1, 2 and 4 ranks
+// from one 4-part partition, a run killed mid-way and resumed ending like an
+// uninterrupted one, and malformed configs failing before any rank works, with one message.
+#include <cmath>
+#include <fstream>
+#include <regex>
+
+#include "dpgnn/train/ledger.h"
+#include "trainer_fixture.h"
+
+namespace dpgnn::train {
+namespace {
+
+using dpgnn::testing::CommandResult;
+using dpgnn::testing::run_command;
+
+std::string mpiexec(int n) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "
+         "DPGNN_PROGRESS=0 mpiexec -n " +
+         std::to_string(n) + " --oversubscribe " + DPGNN_BINARY + " ";
+}
+
+std::string write_config(const dpgnn::testing::TempDir& tmp, const std::string& name, const std::string& extra) {
+  const auto& d = testing::TrainerData::get();
+  const std::string path = tmp.file(name);
+  std::ofstream(path) << "method: drw\n"
+                      << "data: {dataset: " << d.dataset << ", partition: " << d.partition << "}\n"
+                      << "model: {hidden: 16}\n"
+                      << "train: {batch_size: 16, max_steps: 30, seed: 4, eval_every: 10, checkpoint_every: 10, "
+                         "threads: 1}\n"
+                      << "privacy: {noise_multiplier: 2.0, noise_seed: 7, delta: 1.0e-5}\n"
+                      << extra;
+  return path;
+}
+
+std::vector<std::string> names_of(const std::string& model_file) {
+  auto f = h5::File::open_read(model_file);
+  std::vector<std::string> names;
+  H5Literate(
+      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / std::max(1e-3, std::abs(double(a[i]))));
+  return m;
+}
+
+TEST(TrainCli, OnePartitionFileGivesTheSameModelAndEpsilonOn1_2And4MpiRanks) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = write_config(tmp, "c.yaml", "");
+  std::vector<std::vector<float>> params;
+  std::vector<double> eps;
+  std::vector<std::string> names;
+  for (int n : {1, 2, 4}) {
+    const std::string out = tmp.file("run" + std::to_string(n));
+    const CommandResult r = run_command(mpiexec(n) + "train --config " + cfg + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    if (names.empty()) names = names_of(out + "/model.h5");
+    params.push_back(testing::read_model(out + "/model.h5", names));
+    const auto s = testing::read_json(out + "/summary.json");
+    EXPECT_EQ(s.at("ranks").get<int>(), n);
+    EXPECT_EQ(s.at("steps").get<int>(), 30);
+    eps.push_back(s.at("epsilon").get<double>());
+  }
+  EXPECT_LT(max_relative_difference(params[0], params[1]), 1e-4);
+  EXPECT_LT(max_relative_difference(params[0], params[2]), 1e-4);
+  EXPECT_EQ(eps[0], eps[1]);
+  EXPECT_EQ(eps[0], eps[2]);
+}
+
+TEST(TrainCli, ARunKilledMidwayAndResumedEndsLikeAnUninterruptedOne) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = write_config(tmp, "c.yaml", "");
+  const std::string full = tmp.file("full"), cut = tmp.file("cut");
+  ASSERT_EQ(run_command(mpiexec(2) + "train --config " + cfg + " --out " + full).exit_code, 0);
+
+  // Rank 0 dies right after recording step 17 in the ledger (last checkpoint: step 10).
+  const CommandResult crash =
+      run_command("DPGNN_FAULT_EXIT_AFTER_STEP=17 " + mpiexec(2) + "train --config " + cfg + " --out " + cut);
+  EXPECT_NE(crash.exit_code, 0) << crash.output;
+  EXPECT_EQ(testing::count_lines(cut + "/ledger.jsonl"), 18) << "steps 0..17 were taken (17 not yet applied)";
+  EXPECT_FALSE(std::filesystem::exists(cut + "/summary.json"));
+
+  // A different config is refused.
+  const std::string other = write_config(tmp, "other.yaml", "sampler: {walk_length: 3}\n");
+  const CommandResult refused = run_command(mpiexec(2) + "train --config " + other + " --out " + cut + " --resume");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("different config"), std::string::npos) << refused.output;
+
+  const CommandResult resumed = run_command(mpiexec(2) + "train --config " + cfg + " --out " + cut + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto a = testing::read_json(full + "/summary.json"), b = testing::read_json(cut + "/summary.json");
+  EXPECT_EQ(b.at("steps"), a.at("steps"));
+  EXPECT_EQ(b.at("epsilon").get<double>(), a.at("epsilon").get<double>());
+  EXPECT_EQ(testing::count_lines(cut + "/ledger.jsonl"), a.at("steps").get<std::int64_t>());
+  const auto names = names_of(full + "/model.h5");
+  EXPECT_LT(max_relative_difference(testing::read_model(full + "/model.h5", names),
+                                    testing::read_model(cut + "/model.h5", names)),
+            1e-4);
+}
+
+TEST(TrainCli, MalformedConfigsFailBeforeAnyRankWorksWithOneMessage) {
+  dpgnn::testing::TempDir tmp;
+  struct Case {
+    std::string extra, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"model: {depth: 2}\n", "model.depth"},                        // unknown key (merged into a second map)
+      {"privacy: {target_epsilon: 0}\n", "privacy.target_epsilon"},  // epsilon <= 0
+      {"train: {lr: fast}\n", "train.lr"},                           // wrong type
+  };
+  for (const auto& c : cases) {
+    // Later keys of the same section replace the earlier map in YAML; keep the dataset.
+    const std::string cfg = write_config(tmp, "bad.yaml", c.extra);
+    const CommandResult r = run_command(mpiexec(2) + "train --config " + cfg + " --out " + tmp.file("o"));
+    EXPECT_FALSE(r.signaled) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.fragment), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(tmp.file("o"))) << "no rank may have started work";
+  }
+  {
+    const std::string cfg = write_config(tmp, "big.yaml", "");
+    const CommandResult r =
+        run_command(mpiexec(2) + "train --config " + cfg + " --set train.batch_size=100000 --out " + tmp.file("o2"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    const std::regex error_line("\\berror\\b.*train\\.batch_size");
+    std::ptrdiff_t count = std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), error_line),
+                                         std::sregex_iterator());
+    EXPECT_EQ(count, 1) << "one message, not one per rank:\n" << r.output;
+  }
+  {
+    const std::string path = tmp.file("missing.yaml");
+    std::ofstream(path) << "data: {dataset: /no/such/file.h5}\n";
+    const CommandResult r = run_command(mpiexec(2) + "train --config " + path + " --out " + tmp.file("o3"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("data.dataset"), std::string::npos) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace dpgnn::train

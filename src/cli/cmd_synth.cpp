@@ -25,6 +25,7 @@ void add_synth_command(CLI::App& root, Registry& registry) {
     std::string out;
     bool force = false;
     int threads = 0;
+    std::int64_t seed = 0;  // signed, so that a negative seed is an error rather than a wrap-around
   };
   auto opt = std::make_shared<Options>();
   auto& p = opt->params;
@@ -40,7 +41,8 @@ void add_synth_command(CLI::App& root, Registry& registry) {
   app->add_option("--features", p.features, "Feature dimension F (>= 0)")->required();
   app->add_option("--homophily", p.homophily, "Fraction H of edges joining nodes of the same class, in [0, 1]")
       ->required();
-  app->add_option("--seed", p.seed, "Random seed: the same arguments give the same content")->capture_default_str();
+  app->add_option("--seed", opt->seed, "Random seed (>= 0): the same arguments give the same content")
+      ->capture_default_str();
   app->add_flag("--inductive", p.inductive,
                 "Mark the dataset inductive (training uses only training nodes and the edges among them)");
   app->add_option("--out", opt->out, "Output dataset file (HDF5)")->required();
@@ -67,6 +69,8 @@ void add_synth_command(CLI::App& root, Registry& registry) {
     if (opt->threads < 0) throw UsageError("synth: --threads must be >= 0 (0 = all cores), got " +
                                            std::to_string(opt->threads));
     params.threads = opt->threads == 0 ? available_cores() : opt->threads;
+    if (opt->seed < 0) throw UsageError("synth: --seed must be >= 0, got " + std::to_string(opt->seed));
+    params.seed = static_cast<std::uint64_t>(opt->seed);
     graph::validate_synth_params(params);
     std::error_code ec;
     if (std::filesystem::exists(opt->out, ec) && !opt->force)

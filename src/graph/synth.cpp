@@ -22,12 +22,14 @@
 #include "dpgnn/graph/synth.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <numeric>
 #include <thread>
 
@@ -49,7 +51,7 @@ constexpr std::uint64_t kStreamFeatures = 0x53594e5405ULL;
 constexpr std::uint64_t kStreamEdgesBase = 0x53594e5500000000ULL;  // | round << 1 | kind
 
 constexpr std::int64_t kEdgeBlock = 1 << 16;  // edges per random block
-constexpr int kMaxRounds = 64;                 // re-draw rounds for repeated pairs
+constexpr int kMaxRounds = 64;                 // at most this many draw rounds
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 enum EdgeKind : int { kSameClass = 0, kCrossClass = 1 };
@@ -287,7 +289,8 @@ EdgeSampler make_sampler(const SynthParams& p, const std::vector<std::int64_t>& 
   return s;
 }
 
-// `count` edges of one kind for one round, as sorted unique keys without self-loops.
+// `count` draws of one kind for one round, as keys in draw order (repeats and self-loops
+// included).
 std::vector<std::uint64_t> draw_edges(const SynthParams& p, const EdgeSampler& sampler, EdgeKind kind, int round,
                                       std::int64_t count, Progress* progress, std::int64_t progress_base) {
   std::vector<std::uint64_t> keys(count);
@@ -303,8 +306,33 @@ std::vector<std::uint64_t> draw_edges(const SynthParams& p, const EdgeSampler& s
       if (tid == 0 && progress) progress->update(progress_base + d);
     }
   });
-  sort_unique_drop_loops(keys, p.threads);
   return keys;
+}
+
+// The first `need` pairs of `drawn` (in draw order) that are neither self-loops, nor in
+// `kept`, nor repeats of an earlier draw; returned sorted. Keeping draw order makes the
+// rounds together equal to drawing one edge at a time and rejecting repeats.
+std::vector<std::uint64_t> first_new_pairs(const std::vector<std::uint64_t>& drawn,
+                                           const std::vector<std::uint64_t>& kept, std::int64_t need) {
+  std::vector<std::pair<std::uint64_t, std::int64_t>> by_key(drawn.size());  // (key, draw index)
+  for (std::size_t i = 0; i < drawn.size(); ++i) by_key[i] = {drawn[i], static_cast<std::int64_t>(i)};
+  std::sort(by_key.begin(), by_key.end());
+  std::vector<std::pair<std::int64_t, std::uint64_t>> firsts;  // (draw index, key)
+  for (std::size_t i = 0; i < by_key.size(); ++i) {
+    const std::uint64_t k = by_key[i].first;
+    if ((i > 0 && by_key[i - 1].first == k) || key_lo(k) == key_hi(k) ||
+        std::binary_search(kept.begin(), kept.end(), k))
+      continue;
+    firsts.push_back({by_key[i].second, k});
+  }
+  if (static_cast<std::int64_t>(firsts.size()) > need) {
+    std::nth_element(firsts.begin(), firsts.begin() + need, firsts.end());
+    firsts.resize(need);
+  }
+  std::vector<std::uint64_t> out(firsts.size());
+  for (std::size_t i = 0; i < firsts.size(); ++i) out[i] = firsts[i].second;
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::vector<std::uint64_t> union_sorted(std::vector<std::uint64_t>&& kept, std::vector<std::uint64_t>&& fresh) {
@@ -422,29 +450,48 @@ SynthStructure generate_synth_structure(const SynthParams& p) {
   const EdgeSampler sampler = make_sampler(p, s.labels, theta);
   spdlog::debug("synth: classes, splits, propensities and alias tables in {:.2f} s", seconds_since(t0));
 
+  // Round 0 draws exactly the target of each kind and keeps the distinct pairs. Later
+  // rounds draw more than they need (the shortfall over the last round's success rate,
+  // plus slack) and keep the first new pairs in draw order, so all rounds together are
+  // one sequential draw with repeats rejected. A kind whose rounds find nothing new three
+  // times running is saturated and given up.
   std::vector<std::uint64_t> kept[2];
+  double success[2] = {1.0, 1.0};  // new pairs per draw in the kind's last round
+  int stalled[2] = {0, 0};
   for (int round = 0; round < kMaxRounds; ++round) {
-    const std::int64_t need[2] = {target[0] - static_cast<std::int64_t>(kept[0].size()),
-                                  target[1] - static_cast<std::int64_t>(kept[1].size())};
+    std::int64_t need[2], draws[2];
+    for (int k = 0; k < 2; ++k) {
+      need[k] = stalled[k] >= 3 ? 0 : target[k] - static_cast<std::int64_t>(kept[k].size());
+      draws[k] = round == 0 || need[k] == 0
+                     ? need[k]
+                     : static_cast<std::int64_t>(std::ceil(1.25 * static_cast<double>(need[k]) /
+                                                           std::max(success[k], 0.02))) + 1024;
+    }
     if (need[0] == 0 && need[1] == 0) break;
     s.rounds = round + 1;
-    std::int64_t added = 0;
-    Progress progress(round == 0 ? "synth: drawing edges" : "synth: re-drawing repeated edges", need[0] + need[1],
-                      "edges");
+    Progress progress("synth: drawing edges", draws[0] + draws[1], "edges");
     std::int64_t done_before = 0;
     for (EdgeKind kind : {kSameClass, kCrossClass}) {
       if (need[kind] == 0) continue;
-      auto fresh = draw_edges(p, sampler, kind, round, need[kind], round == 0 ? &progress : nullptr, done_before);
-      done_before += need[kind];
+      auto drawn = draw_edges(p, sampler, kind, round, draws[kind], round == 0 ? &progress : nullptr, done_before);
+      done_before += draws[kind];
       if (round == 0) progress.update(done_before);
-      const std::size_t before = kept[kind].size();
+      std::vector<std::uint64_t> fresh;
+      if (round == 0) {
+        sort_unique_drop_loops(drawn, p.threads);
+        fresh = std::move(drawn);
+      } else {
+        fresh = first_new_pairs(drawn, kept[kind], need[kind]);
+        drawn = {};
+      }
+      const auto added = static_cast<std::int64_t>(fresh.size());
+      success[kind] = static_cast<double>(added) / static_cast<double>(draws[kind]);
+      stalled[kind] = added == 0 ? stalled[kind] + 1 : 0;
       kept[kind] = union_sorted(std::move(kept[kind]), std::move(fresh));
-      added += static_cast<std::int64_t>(kept[kind].size() - before);
     }
     if (round == 0) progress.finish();
-    spdlog::debug("synth: round {}: {} new edges, {} same-class + {} cross-class kept of {} + {} wanted", round + 1,
-                  added, kept[0].size(), kept[1].size(), target[0], target[1]);
-    if (added == 0) break;  // saturated: no draw finds a new pair
+    spdlog::debug("synth: round {}: {} + {} draws, {} same-class + {} cross-class kept of {} + {} wanted", round + 1,
+                  draws[0], draws[1], kept[0].size(), kept[1].size(), target[0], target[1]);
   }
   s.same_class_edges = static_cast<std::int64_t>(kept[0].size());
   s.cross_class_edges = static_cast<std::int64_t>(kept[1].size());
@@ -497,6 +544,17 @@ void synth_feature_rows(const SynthParams& p, const std::vector<double>& class_m
 
 SynthReport write_synthetic_dataset(const SynthParams& p, const std::string& path) {
   const auto t0 = std::chrono::steady_clock::now();
+  validate_synth_params(p);
+  {
+    // Fail before minutes of generation, not at the end: DatasetWriter opens the file
+    // only once the realised values for the `source` attribute are known.
+    const std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec))
+      throw IoError(path + ": cannot write the dataset: directory " + parent.string() + " does not exist");
+    if (::access(parent.c_str(), W_OK) != 0)
+      throw IoError(path + ": cannot write the dataset: directory " + parent.string() + " is not writable");
+  }
   SynthStructure s = generate_synth_structure(p);
   const std::int64_t n = p.nodes;
   SynthReport r;

@@ -134,6 +134,27 @@ TEST(Synth, RealisedAverageDegreeIsWithinTwoPercentOfTheTargetEvenWhenPairsRepea
   EXPECT_LE(realised, 60.0 + 1e-9);
 }
 
+TEST(Synth, EveryRequestedEdgeIsFoundEvenWhenFewFreePairsRemain) {
+  ScratchDir dir;
+  SynthParams p = small_params();
+  p.features = 0;
+  // Complete graph: all 190 pairs of 20 nodes must be drawn.
+  p.nodes = 20;
+  p.classes = 1;
+  p.avg_degree = 19;
+  DatasetStats s;
+  write_and_load(p, dir, &s);
+  EXPECT_EQ(s.undirected_edges, 190);
+  // Half of all same-class pairs and half of all cross-class pairs (2 classes of 20).
+  p.nodes = 40;
+  p.classes = 2;
+  p.avg_degree = 19.5;  // 390 edges: 195 of 380 same-class pairs, 195 of 400 cross-class
+  p.homophily = 0.5;
+  const Dataset d = write_and_load(p, dir, &s);
+  EXPECT_EQ(s.undirected_edges, 390);
+  EXPECT_NEAR(measured_homophily(d), 0.5, 1e-12);
+}
+
 TEST(Synth, HomophilyOfTheEdgesIsCloseToTheRequestedOne) {
   ScratchDir dir;
   for (double h : {0.0, 0.3, 0.8, 1.0}) {
@@ -358,7 +379,7 @@ TEST(SynthCommand, OutOfRangeOptionsExitWithCode2AndNameTheOption) {
   auto args = [&](const std::string& nodes, const std::string& degree, const std::string& classes,
                   const std::string& features, const std::string& homophily) {
     return "synth --nodes " + nodes + " --avg-degree " + degree + " --classes " + classes + " --features " +
-           features + " --homophily " + homophily + " --seed 1 --out " + out;
+           features + " --homophily " + homophily + " --out " + out;
   };
   const std::vector<std::pair<std::string, std::string>> cases = {
       {args("0", "4", "2", "3", "0.5"), "--nodes"},
@@ -373,6 +394,7 @@ TEST(SynthCommand, OutOfRangeOptionsExitWithCode2AndNameTheOption) {
       {args("100", "4", "2", "3", "0.5") + " --train-frac 0.8 --val-frac 0.3", "--train-frac"},
       {args("100", "4", "2", "3", "0.5") + " --degree-exponent 1", "--degree-exponent"},
       {args("100", "4", "2", "3", "0.5") + " --threads -1", "--threads"},
+      {args("100", "4", "2", "3", "0.5") + " --seed -3", "--seed"},
   };
   for (const auto& [cmd, option] : cases) {
     const CommandRun r = run_dpgnn(cmd);
@@ -381,6 +403,14 @@ TEST(SynthCommand, OutOfRangeOptionsExitWithCode2AndNameTheOption) {
     EXPECT_NE(r.output.find(option), std::string::npos) << cmd << "\n" << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(SynthCommand, MissingOutputDirectoryIsAnIoErrorNamingIt) {
+  ScratchDir dir;
+  const CommandRun r = run_dpgnn(base_args(dir.file("no-such-dir/g.h5")));
+  EXPECT_FALSE(r.signaled);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("no-such-dir"), std::string::npos) << r.output;
 }
 
 TEST(SynthCommand, ExistingOutputIsKeptUnlessForced) {

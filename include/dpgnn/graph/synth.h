@@ -11,11 +11,11 @@
 //     within class(u); a cross-class edge draws u, v ~ theta over all nodes, redrawn until
 //     their classes differ. So P({u, v}) ~ theta_u theta_v inside each block, and the
 //     expected degree of v is proportional to theta_v (Karrer & Newman, eq. 4).
-//   - self-loops and repeated pairs are dropped and the missing edges of each kind are
-//     drawn again (rounds) until the targets are met, so the realised average degree and
-//     homophily equal the requested ones unless the blocks are too dense to hold them
-//     (then the realised values, always logged and stored in the `source` attribute, are
-//     lower);
+//   - self-loops and repeated pairs are rejected and more edges of the kind drawn until
+//     both targets are met (in rounds; together they equal drawing one edge at a time and
+//     rejecting repeats), so the realised average degree and homophily equal the requested
+//     ones unless the blocks are too dense to hold them (then the realised values, always
+//     logged and stored in the `source` attribute, are lower);
 //   - features x_v = mu_{class(v)} + N(0, I_F) (float32), mu_c a random direction of norm
 //     `feature_signal`.
 // Every random choice is keyed by (seed, node), (seed, class) or (seed, round, block)
@@ -65,7 +65,7 @@ struct SynthStructure {
   std::int64_t same_class_edges = 0;   // realised
   std::int64_t cross_class_edges = 0;  // realised
   double max_expected_degree = 0;    // the cap in force
-  int rounds = 0;                    // sampling rounds used (1 = no repeats to replace)
+  int rounds = 0;                    // draw rounds used (1 = no repeat had to be replaced)
 };
 
 // Draws classes, splits and edges. Memory: ~8 bytes per undirected edge twice (sorted

@@ -1,0 +1,44 @@
+// The subcommand registry of the `dpgnn` binary.
+//
+// Each subcommand lives in its own cmd_<name>.cpp with one function that adds a CLI11
+// subcommand to the root app and registers the action to run when it is chosen. main.cpp
+// calls them all, parses, and maps exceptions to the exit codes of util/error.h.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace dpgnn::cli {
+
+using Action = std::function<int()>;
+
+class Registry {
+ public:
+  void add(CLI::App* app, Action action) { entries_.push_back({app, std::move(action)}); }
+  // The action of the subcommand the user chose, or nullptr.
+  Action* chosen() {
+    for (auto& e : entries_)
+      if (e.app->parsed()) return &e.action;
+    return nullptr;
+  }
+
+ private:
+  struct Entry {
+    CLI::App* app;
+    Action action;
+  };
+  std::vector<Entry> entries_;
+};
+
+// One per cmd_<name>.cpp.
+void add_info_command(CLI::App& root, Registry& registry);
+void add_train_command(CLI::App& root, Registry& registry);
+void add_synth_command(CLI::App& root, Registry& registry);
+void add_privacy_command(CLI::App& root, Registry& registry);
+void add_partition_command(CLI::App& root, Registry& registry);
+void add_import_command(CLI::App& root, Registry& registry);
+void add_sample_command(CLI::App& root, Registry& registry);
+
+}  // namespace dpgnn::cli

@@ -1,0 +1,75 @@
+// `dpgnn` — one binary, one subcommand per job (import, info, synth, partition, sample,
+// privacy, train, ...). Parses the command line, runs the chosen subcommand, and turns
+// every exception into one clear message and a documented exit code (docs/cli.md).
+// When MPI is running, a failing rank aborts the job so that the other ranks do not hang.
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <iostream>
+
+#include "command.h"
+#include "dpgnn/util/error.h"
+#include "dpgnn/util/log.h"
+
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app{"dpgnn: distributed differentially private graph neural network training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "dpgnn 0.1.0");
+  app.footer(
+      "Exit codes: 0 ok, 1 internal error, 2 bad argument/config/parameter, 3 malformed input "
+      "file, 4 I/O or system error. See docs/cli.md.\n");
+  dpgnn::cli::Registry registry;
+  // One line per subcommand (declared in command.h, defined in cmd_<name>.cpp).
+  dpgnn::cli::add_info_command(app, registry);
+  dpgnn::cli::add_synth_command(app, registry);
+  dpgnn::cli::add_privacy_command(app, registry);
+  dpgnn::cli::add_partition_command(app, registry);
+  dpgnn::cli::add_import_command(app, registry);
+  dpgnn::cli::add_sample_command(app, registry);
+  dpgnn::cli::add_train_command(app, registry);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or the parse error
+    return code == 0 ? dpgnn::kExitOk : dpgnn::kExitUsage;
+  }
+  dpgnn::cli::Action* action = registry.chosen();
+  if (action == nullptr) {
+    std::cerr << app.help();
+    return dpgnn::kExitUsage;
+  }
+  return (*action)();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dpgnn::init_logging();
+  int code = dpgnn::kExitInternal;
+  bool collective = false;
+  try {
+    code = run(argc, argv);
+  } catch (const dpgnn::CollectiveError& e) {
+    // Raised by every rank alike: report once and shut down cleanly.
+    if (e.report()) spdlog::error("{}", e.what());
+    code = e.exit_code();
+    collective = true;
+  } catch (const dpgnn::Error& e) {
+    spdlog::error("{}", e.what());
+    code = e.exit_code();
+  } catch (const std::invalid_argument& e) {
+    // The privacy module (standard library only) reports bad parameters this way.
+    spdlog::error("{}", e.what());
+    code = dpgnn::kExitUsage;
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    code = dpgnn::kExitInternal;
+  }
+  if (collective)
+    dpgnn::finalize_peers();
+  else
+    dpgnn::abort_peers_on_error(code);
+  return code;
+}

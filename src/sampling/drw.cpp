@@ -145,27 +145,24 @@ class DrwRun {
   }
 
   // Takes the next unassigned root candidate; false (walker inactive) when none is left.
-  // A root without neighbours is a one-node subgraph at once.
   bool start_root(Walker& w) {
-    for (;;) {
-      while (next_root_ < order_.size() && assigned_.test(order_[next_root_])) ++next_root_;
-      if (next_root_ == order_.size()) {
-        w.active = false;
-        return false;
-      }
-      const std::int64_t root = order_[next_root_++];
-      assigned_.set(root);
-      w.active = true;
-      w.root = root;
-      w.nodes.assign(1, root);
-      w.edges.clear();
-      if (g_.out_degree(root) > 0) {
-        w.restart = 0;
-        begin_walk(w);
-        return true;
-      }
-      emit(w);
+    while (next_root_ < order_.size() && assigned_.test(order_[next_root_])) ++next_root_;
+    if (next_root_ == order_.size()) {
+      w.active = false;
+      return false;
     }
+    const std::int64_t root = order_[next_root_++];
+    assigned_.set(root);
+    w.active = true;
+    w.root = root;
+    w.nodes.assign(1, root);
+    w.edges.clear();
+    w.restart = 0;
+    begin_walk(w);
+    // A root without neighbours is found in the next round (a dead end at once);
+    // checking its degree here would wait for a cache miss.
+    __builtin_prefetch(g_.indptr().data() + root);
+    return true;
   }
 
   void begin_walk(Walker& w) {

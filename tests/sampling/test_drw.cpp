@@ -187,6 +187,31 @@ TEST(DrwSampler, AStepIsUniformOverTheNeighbours) {
   EXPECT_LT(chi2, 25.74);
 }
 
+TEST(DrwSampler, RestartsFromAHighDegreeRootTakeTheLeavesInAUniformOrder) {
+  // Root 0 (the only training node) with 130 leaves, DRW-R with L = 1 and R = 130: walk r
+  // takes one of the leaves still unassigned, so the leaves come out in a uniformly random
+  // order. Late walks see rows that are mostly assigned (rejected draws, then the
+  // collecting fallback: T = 1 + 130/64 = 3 draws). Position of leaf 1 over 13,000 runs:
+  // uniform over 130 positions (100 expected each); chi-square with 129 dof, p < 1e-4:
+  // 197.44 (scipy.stats.chi2.isf(1e-4, 129)).
+  std::vector<std::pair<std::int64_t, std::int64_t>> e;
+  for (std::int64_t v = 1; v <= 130; ++v) e.push_back({0, v});
+  std::vector<std::uint8_t> train(131, 0);
+  train[0] = 1;
+  const TestGraph t = testing::make_graph("broom", 131, e, train);
+  std::vector<double> position(130, 0);
+  const int runs = 13000;
+  for (int r = 0; r < runs; ++r) {
+    const SubgraphSet s = drw(t, 1, 130, 1, {static_cast<std::uint64_t>(r), 0, 0});
+    ASSERT_EQ(s.subgraph_size(0), 131);
+    for (std::int64_t k = 1; k <= 130; ++k)
+      if (s.nodes[k] == 1) position[k - 1]++;
+  }
+  double chi2 = 0;
+  for (double c : position) chi2 += (c - 100.0) * (c - 100.0) / 100.0;
+  EXPECT_LT(chi2, 197.44);
+}
+
 TEST(DrwSampler, RejectsBadParameters) {
   const TestGraph t = testing::path_graph(5);
   EXPECT_THROW(drw(t, 0, 1, 1, {}), UsageError);

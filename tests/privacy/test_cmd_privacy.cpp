@@ -106,38 +106,30 @@ TEST(CmdPrivacy, HumanSummaryWithoutJson) {
 }
 
 TEST(CmdPrivacy, EveryNonsenseInputExitsWithCodeTwo) {
+  // One case per kind of mistake (each run of the binary loads LibTorch: ~0.5 s of CPU).
   const std::string wor = "--scheme wor --dataset-size 1000 --batch-size 10 ";
   const std::string tail = " --steps 100 --delta 1e-5 --json";
   for (const std::string& args : {
            std::string("--scheme poisson --sampling-rate 0 --noise-multiplier 1") + tail,
            std::string("--scheme poisson --sampling-rate 1.5 --noise-multiplier 1") + tail,
-           std::string("--scheme poisson --sampling-rate -0.1 --noise-multiplier 1") + tail,
            std::string("--scheme poisson --sampling-rate nan --noise-multiplier 1") + tail,
            std::string("--scheme wor --dataset-size 10 --batch-size 11 --noise-multiplier 1") + tail,
            std::string("--scheme wor --dataset-size 10 --batch-size 0 --noise-multiplier 1") + tail,
            wor + "--noise-multiplier -1" + tail,
            wor + "--noise-multiplier 0" + tail,
-           wor + "--noise-multiplier inf" + tail,
            wor + "--noise-multiplier 1 --steps 100 --delta 0 --json",
            wor + "--noise-multiplier 1 --steps 100 --delta 1 --json",
-           wor + "--noise-multiplier 1 --steps 100 --delta 1.5 --json",
            wor + "--noise-multiplier 1 --steps 0 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps -5 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps 2.5 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --steps 99999999999999999999 --delta 1e-5 --json",
            wor + "--noise-multiplier 1 --delta 1e-5 --json",
            wor + "--steps 100 --delta 1e-5 --json",
-           wor + "--noise-multiplier 1 --steps 100 --json",
-           wor + "--noise-multiplier 1 --conversion renyi" + tail,
-           wor + "--noise-multiplier 1 --orders 0.5,2" + tail,
            wor + "--target-epsilon -1" + tail,
            std::string("--scheme wor --batch-size 10 --noise-multiplier 1") + tail,
            std::string("--scheme dpgnn --dataset-size 100 --batch-size 10 --max-degree 10 "
                        "--layers 2 --noise-multiplier 1") + tail,
-           std::string("--scheme dpgnn --dataset-size 100 --batch-size 10 --layers 2 "
-                       "--noise-multiplier 1") + tail,
            std::string("--scheme laplace --noise-multiplier 1") + tail,
-           std::string("--scheme poisson --noise-multiplier 1") + tail,
        }) {
     const Result r = run_privacy(args);
     EXPECT_FALSE(r.signalled) << args;

@@ -38,7 +38,7 @@ namespace {
 
 struct SampleOptions {
   std::string dataset, partition, out, sampler = "drw", edges = "walk";
-  std::int64_t walk_length = 4, restarts = 2, max_degree = 2, layers = 2, splits = 10, walkers = 16;
+  std::int64_t walk_length = 4, restarts = 2, max_degree = 2, layers = 2, splits = 10, walkers = 64;
   std::uint64_t seed = 0, epoch = 0;
   bool force = false;
 };

@@ -10,13 +10,12 @@
 //
 // Uniform step among the unassigned neighbours without scanning them (the paper's loop
 // over Neighbors(v) costs O(degree) per step, ~490 on Reddit): draw a neighbour uniformly
-// from the whole row and accept it when it is unassigned; after T = min(8, 1 + d/64)
-// rejections (a row of d <= 64 entries is as cheap to scan as to draw from again),
+// from the whole row and accept it when it is unassigned; after T = kMaxDraws rejections
 // collect the unassigned neighbours and pick one of them uniformly (a dead end when there
 // is none). The choice is exactly uniform over the unassigned neighbours: the probability
 // of ending at a given unassigned u is sum_{t<T} (1-a/d)^t / d + (1-a/d)^T / a, the same
-// for every one of the a unassigned neighbours (T depends on d only, not on which
-// neighbours are assigned). Every node is the current node of a walk at
+// for every one of the a unassigned neighbours (T does not depend on which neighbours
+// are assigned). Every node is the current node of a walk at
 // most once (it is assigned when reached; a DRW-R root at most R times), so a pass costs
 // O(steps * kMaxDraws + sum of the degrees of dead ends) <= O(n + E), with no copy of the
 // neighbour arrays.
@@ -44,7 +43,11 @@ using graph::CsrGraph;
 using graph::EdgeIdx;
 using graph::NodeId;
 
-constexpr int kMaxDraws = 8;  // most rejections before collecting the unassigned neighbours
+// Rejected draws before collecting the unassigned neighbours. Draws of different walkers
+// overlap (prefetched in the same round) while the collecting scan of a row is
+// synchronous, so many cheap draws beat an early scan: 64 measured faster than 8 or 32
+// on both benchmark graphs (docs/benchmarks.md).
+constexpr int kMaxDraws = 64;
 
 class AssignedSet {
  public:
@@ -107,10 +110,7 @@ class DrwRun {
         if (!w.active) continue;
         std::int64_t next = w.pending < 0 ? -1 : indices[w.pending];
         if (next >= 0 && assigned_.test(next)) {
-          // Short rows (<= 64 neighbours, 4 cache lines) are cheaper to scan than to
-          // draw from again; long rows get up to kMaxDraws draws first.
-          const EdgeIdx d = indptr[w.v + 1] - indptr[w.v];
-          if (++w.draws < std::min<EdgeIdx>(kMaxDraws, 1 + d / 64)) continue;
+          if (++w.draws < kMaxDraws) continue;
           next = pick_by_counting(w.v);
         }
         if (next >= 0) {

@@ -152,9 +152,8 @@ TEST(DrwSampler, OneWalkerVisitsACliqueInAUniformlyRandomOrder) {
   // sequential algorithm is a uniformly random permutation: the root is uniform and each
   // step is uniform among the unassigned nodes. 120 permutations, 36,000 runs (300
   // expected each); Pearson's chi-square with 119 degrees of freedom, rejected at
-  // p < 1e-4 (critical value 185.09, scipy.stats.chi2.isf(1e-4, 119)). The late steps
-  // (one or two unassigned neighbours among four) often reach the counting fallback, so
-  // both ways of choosing are covered.
+  // p < 1e-4 (critical value 185.09, scipy.stats.chi2.isf(1e-4, 119)). This covers the
+  // rejection draws; the broom test below also reaches the collecting fallback.
   const TestGraph t = testing::clique_graph(5);
   std::map<std::vector<std::int64_t>, std::int64_t> counts;
   const std::int64_t runs = 36000;
@@ -190,8 +189,9 @@ TEST(DrwSampler, AStepIsUniformOverTheNeighbours) {
 TEST(DrwSampler, RestartsFromAHighDegreeRootTakeTheLeavesInAUniformOrder) {
   // Root 0 (the only training node) with 130 leaves, DRW-R with L = 1 and R = 130: walk r
   // takes one of the leaves still unassigned, so the leaves come out in a uniformly random
-  // order. Late walks see rows that are mostly assigned (rejected draws, then the
-  // collecting fallback: T = 1 + 130/64 = 3 draws). Position of leaf 1 over 13,000 runs:
+  // order. Late walks see rows that are mostly assigned: with one leaf left, 64 draws
+  // all miss it with probability (129/130)^64 = 0.61, so the collecting fallback is taken
+  // often. Position of leaf 1 over 13,000 runs:
   // uniform over 130 positions (100 expected each); chi-square with 129 dof, p < 1e-4:
   // 197.44 (scipy.stats.chi2.isf(1e-4, 129)).
   std::vector<std::pair<std::int64_t, std::int64_t>> e;

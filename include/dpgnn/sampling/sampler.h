@@ -56,7 +56,7 @@ struct DrwOptions {
   // W >= 1 walkers advanced in lock-step to overlap memory latency (ThunderRW). 1 is the
   // paper's order (one walk after another); the result depends on W, so it is part of
   // the sampler's parameters (recorded in sample files).
-  std::int64_t walkers = 16;
+  std::int64_t walkers = 64;
 };
 
 struct DpgnnOptions {
@@ -100,7 +100,7 @@ struct SamplerOptions {
   std::int64_t layers = 2;
   std::int64_t splits = 10;
   EdgeMode edges = EdgeMode::walk;
-  std::int64_t walkers = 16;      // drw, drw-r: DrwOptions::walkers
+  std::int64_t walkers = 64;      // drw, drw-r: DrwOptions::walkers
 };
 
 // Runs the sampler `options.kind` names.

@@ -73,7 +73,7 @@ std::string fmt_double(double v) {
 #define DPGNN_STR(KEY, MEMBER, DESC)                                                          \
   Field{KEY, "string", Config{}.MEMBER, DESC,                                                 \
         [](Config& c, const YAML::Node& n, const std::string& f) {                           \
-          c.MEMBER = scalar_as<std::string>(n, f, KEY, "a string");                           \
+          c.MEMBER = n.IsNull() ? std::string() : scalar_as<std::string>(n, f, KEY, "a string"); \
         },                                                                                    \
         [](const Config& c) { return YAML::Node(c.MEMBER); }}
 #define DPGNN_NUM(KEY, MEMBER, TYPE, TNAME, DESC)                                             \

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpgnn/util/error.h"
@@ -58,9 +59,18 @@ at::Tensor dropout_mask(const at::Tensor& node_key, std::int64_t num_features, d
   row = hash32(row.bitwise_xor(key_hi).bitwise_xor_(base_hi));                     // [n]
   const at::Tensor col =
       hash32(at::arange(num_features, node_key.options()).bitwise_xor_(base_col));  // [d]
-  const at::Tensor u = hash32(row.unsqueeze(1).bitwise_xor(col.unsqueeze(0)));     // [n, d]
   const auto threshold = static_cast<std::int64_t>(std::floor(p * 4294967296.0));
-  return u.ge(threshold).to(dtype).mul_(1.0 / (1.0 - p));
+  // The int64 hash temporaries are 8 bytes per entry: build the mask in row chunks of about
+  // 2^22 entries so that dropout on a wide input (e.g. 602 Reddit features) stays cheap.
+  const std::int64_t n = node_key.size(0);
+  at::Tensor mask = at::empty({n, num_features}, node_key.options().dtype(dtype));
+  const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / std::max<std::int64_t>(1, num_features));
+  for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
+    const std::int64_t len = std::min(chunk, n - r0);
+    const at::Tensor u = hash32(row.narrow(0, r0, len).unsqueeze(1).bitwise_xor(col.unsqueeze(0)));  // [len, d]
+    mask.narrow(0, r0, len).copy_(u.ge(threshold));
+  }
+  return mask.mul_(1.0 / (1.0 - p));
 }
 
 at::Tensor keyed_dropout(const at::Tensor& h, const at::Tensor& node_key, double p,

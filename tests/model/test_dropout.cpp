@@ -48,6 +48,16 @@ TEST(KeyedDropout, MaskOfANodeDependsOnItsKeyNotOnItsRow) {
   EXPECT_TRUE(sub.equal(m.narrow(0, 2, 3)));
 }
 
+TEST(KeyedDropout, MaskBuiltInRowChunksEqualsTheMaskOfEachChunkAlone) {
+  // 70000 x 64 entries exceed one chunk of 2^22: rows from both chunks must match the
+  // masks computed for those keys alone.
+  const at::Tensor keys = at::arange(70000, at::kLong).mul_(3);
+  const DropoutKey key{4, 1};
+  const at::Tensor m = dropout_mask(keys, 64, 0.5, key, 0, at::kFloat);
+  EXPECT_TRUE(m.narrow(0, 65530, 20).equal(dropout_mask(keys.narrow(0, 65530, 20), 64, 0.5, key, 0, at::kFloat)));
+  EXPECT_TRUE(m.narrow(0, 0, 5).equal(dropout_mask(keys.narrow(0, 0, 5), 64, 0.5, key, 0, at::kFloat)));
+}
+
 TEST(KeyedDropout, KeepRateIsOneMinusPAndKeptValuesAreRescaled) {
   const at::Tensor keys = at::arange(4000, at::kLong);
   const double p = 0.3;

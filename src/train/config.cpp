@@ -297,9 +297,12 @@ std::string dump_config(const Config& c) {
 
 std::string describe_config_keys() {
   std::string out = "| key | type | default | description |\n|---|---|---|---|\n";
-  for (const auto& f : fields())
+  for (const auto& f : fields()) {
+    std::string desc;  // a '|' would end the Markdown cell
+    for (char ch : f.description) desc += ch == '|' ? std::string("\\|") : std::string(1, ch);
     out += "| `" + f.key + "` | " + f.type + " | `" + (f.default_text.empty() ? "\"\"" : f.default_text) + "` | " +
-           f.description + " |\n";
+           desc + " |\n";
+  }
   return out;
 }
 

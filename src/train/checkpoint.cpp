@@ -50,7 +50,7 @@ at::Tensor read_tensor_like(const h5::File& f, const std::string& path, const at
 }  // namespace
 
 void write_checkpoint(const std::string& path, const CheckpointMeta& meta, const model::Gnn& model,
-                      const model::Optimizer& optimizer) {
+                      const model::Optimizer& optimizer, const at::Tensor& ema) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     auto f = h5::File::create(tmp);
@@ -63,6 +63,7 @@ void write_checkpoint(const std::string& path, const CheckpointMeta& meta, const
     f.set_attr("/", "partition_checksum", meta.partition_checksum);
     f.set_attr("/", "num_parameters", model.num_parameters());
     write_tensor(f, "/parameters", model.flat_parameters());
+    if (ema.defined()) write_tensor(f, "/ema", ema);
     for (const auto& [name, t] : optimizer.state()) write_tensor(f, "/optimizer/" + name, t);
   }
   std::error_code ec;
@@ -86,7 +87,8 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
   return m;
 }
 
-void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Optimizer& optimizer) {
+void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Optimizer& optimizer,
+                           at::Tensor* ema) {
   auto f = h5::File::open_read(path);
   if (f.attr_int("/", "num_parameters") != model.num_parameters())
     throw DataError(path, "attribute 'num_parameters'", "does not match the model of this config");
@@ -94,6 +96,7 @@ void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Op
   model::NamedTensors state = optimizer.state();
   for (auto& [name, t] : state) t = read_tensor_like(f, "/optimizer/" + name, t);
   optimizer.load_state(state);
+  if (ema != nullptr && ema->defined()) *ema = read_tensor_like(f, "/ema", *ema);
 }
 
 void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text) {

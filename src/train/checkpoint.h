@@ -24,14 +24,16 @@ struct CheckpointMeta {
   std::string partition_checksum;
 };
 
+// `ema` (the parameter average, undefined when off) is stored beside the parameters.
 void write_checkpoint(const std::string& path, const CheckpointMeta& meta, const model::Gnn& model,
-                      const model::Optimizer& optimizer);
+                      const model::Optimizer& optimizer, const at::Tensor& ema);
 
 // Reads the metadata only (validated: format, version).
 CheckpointMeta read_checkpoint_meta(const std::string& path);
 
 // Loads parameters and optimiser state into `model` and `optimizer` (shapes checked).
-void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Optimizer& optimizer);
+// `ema`, when defined, is filled from the checkpoint's average.
+void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Optimizer& optimizer, at::Tensor* ema);
 
 // Writes the parameters, one dataset per parameter named by module path.
 void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text);

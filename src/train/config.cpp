@@ -122,6 +122,9 @@ const std::vector<Field>& fields() {
                 "write a checkpoint every k steps (0 = only at the end)"),
       DPGNN_NUM("train.threads", train.threads, int, "integer",
                 "compute threads per rank (LibTorch and OpenBLAS together); 0 = cores / local ranks"),
+      DPGNN_NUM("train.ema", train.ema, double, "number",
+                "evaluate and save an exponential moving average of the parameters with this decay "
+                "(post-processing: no privacy cost); 0 = off"),
       DPGNN_NUM("privacy.target_epsilon", privacy.target_epsilon, double, "number",
                 "stop before a step would exceed it; > 0"),
       DPGNN_NUM("privacy.delta", privacy.delta, double, "number", "delta in (0, 1)"),
@@ -219,6 +222,7 @@ void validate(const Config& c) {
   require(c.train.eval_every >= 0, f, "train.eval_every", "must be >= 0");
   require(c.train.checkpoint_every >= 0, f, "train.checkpoint_every", "must be >= 0");
   require(c.train.threads >= 0, f, "train.threads", "must be >= 0");
+  require(c.train.ema >= 0 && c.train.ema < 1, f, "train.ema", "must be in [0, 1)");
   require(std::isfinite(c.privacy.target_epsilon) && c.privacy.target_epsilon > 0, f, "privacy.target_epsilon",
           "must be > 0");
   require(c.privacy.delta > 0 && c.privacy.delta < 1, f, "privacy.delta", "must be in (0, 1)");

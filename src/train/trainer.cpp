@@ -417,9 +417,18 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   comm.broadcast(resume_state, 2, 0);
   start_step = resume_state[0];
   ledger_steps = resume_state[1];
+  // Parameter average for evaluation (Polyak-Ruppert / EMA; post-processing of the released
+  // noisy iterates, so it costs no privacy).
+  at::Tensor ema;
+  if (cfg.train.ema > 0) ema = net.flatten().clone();
   if (start_step > 0) {
     // Rank 0 reads the checkpoint and broadcasts it: ranks need no shared file system.
-    if (rank == 0) load_checkpoint_state(files.checkpoint().string(), net, *optimizer);
+    if (rank == 0) load_checkpoint_state(files.checkpoint().string(), net, *optimizer, ema.defined() ? &ema : nullptr);
+    if (ema.defined()) {
+      at::Tensor e = ema.to(torch::kCPU).contiguous();
+      comm.broadcast(e.data_ptr<float>(), static_cast<std::size_t>(P), 0);
+      ema = e.to(device);
+    }
     at::Tensor flat = net.flatten().to(torch::kCPU).contiguous();
     comm.broadcast(flat.data_ptr<float>(), static_cast<std::size_t>(P), 0);
     net.unflatten(flat.to(device));
@@ -473,10 +482,18 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   auto write_checkpoint_now = [&](std::int64_t completed) {
     if (rank != 0) return;
     CheckpointMeta cm{completed, world, config_text, pf.dataset_checksum(), pf.meta().checksum};
-    write_checkpoint(files.checkpoint().string(), cm, net, *optimizer);
+    write_checkpoint(files.checkpoint().string(), cm, net, *optimizer, ema);
+  };
+  // Runs fn with the averaged parameters in the model (when the average is on).
+  auto with_average = [&](const auto& fn) {
+    if (!ema.defined()) return fn();
+    const at::Tensor current = net.flatten();
+    net.unflatten(ema);
+    fn();
+    net.unflatten(current);
   };
   auto run_eval = [&](std::int64_t completed) {
-    last_eval = evaluator.evaluate(net);
+    with_average([&] { last_eval = evaluator.evaluate(net); });
     if (rank == 0) {
       const std::string key = meta.multilabel ? "f1_micro" : "accuracy";
       metrics->write({{"step", completed}, {"val_" + key, last_eval.val}, {"test_" + key, last_eval.test},
@@ -537,6 +554,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       buffer.copy_(host);
     }
     optimizer->step(net.flat_parameters(), buffer.narrow(0, 0, P), m);
+    if (ema.defined()) {
+      torch::NoGradGuard no_grad;
+      ema.mul_(cfg.train.ema).add_(net.flat_parameters(), 1.0 - cfg.train.ema);
+    }
     const at::Tensor tail = buffer.narrow(0, P, 3).to(torch::kCPU);
     last_loss = tail[0].item<double>() / std::max(1.0, tail[1].item<double>());
     stop_now = tail[2].item<double>() > 0.5 ? 1 : 0;
@@ -590,7 +611,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       s.epsilon = e.epsilon;
       order = e.order;
     }
-    write_model_file(files.model().string(), net, config_text);
+    with_average([&] { write_model_file(files.model().string(), net, config_text); });
     const std::string key = meta.multilabel ? "f1_micro" : "accuracy";
     nlohmann::json j = {{"method", s.method},
                         {"epsilon", s.epsilon},

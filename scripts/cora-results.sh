@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Reproduces docs/results.md: imports Cora (Planetoid split) from ../shared/data, partitions
+# it into 2 parts, and trains DRW (epsilon <= 8, delta 1e-5) and the non-private GCN on 2 MPI
+# ranks for several seeds, printing one line per run and the means.
+#   scripts/cora-results.sh [SEEDS...]     (default seeds: 1 2 3 4 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+DPGNN="$DPGNN_BUILD_DIR/src/cli/dpgnn"
+SHARED="${DPGNN_SHARED_DIR:-../shared}"
+mkdir -p out/data out/runs
+[ -f out/data/cora.h5 ] || "$DPGNN" import planetoid --dir "$SHARED/data/cora/planetoid" --name cora --out out/data/cora.h5
+[ -f out/data/cora.part2.h5 ] || "$DPGNN" partition --dataset out/data/cora.h5 --parts 2 --seed 1 --out out/data/cora.part2.h5
+seeds=("$@")
+[ ${#seeds[@]} -gt 0 ] || seeds=(1 2 3 4 5)
+for method in ${METHODS:-drw gcn}; do
+  accs=()
+  for s in "${seeds[@]}"; do
+    run="out/runs/cora-$method-seed$s-$(date +%s)"
+    mpiexec -n 2 --oversubscribe "$DPGNN" train --config "configs/cora-$method.yaml" --set train.seed="$s" \
+      --out "$run" > "$run.log" 2>&1
+    line=$(/usr/bin/python3 -c "import json; d=json.load(open('$run/summary.json')); e=d['epsilon']; print(f\"{d['test_accuracy']:.4f} {'-' if e is None else format(e, '.3f')} {d['steps']}\")")
+    echo "cora $method seed $s: test accuracy, epsilon, steps = $line"
+    accs+=("${line%% *}")
+  done
+  /usr/bin/python3 -c "import sys, statistics as st; a=[float(x) for x in sys.argv[1:]]; print(f'cora $method: mean test accuracy {st.mean(a):.4f} (min {min(a):.4f}, max {max(a):.4f}, {len(a)} seeds)')" "${accs[@]}"
+done

@@ -21,7 +21,6 @@ fi
 if [ ! -f "$DATA/synth.part2.h5" ]; then
   "$DPGNN" partition --dataset "$DATA/synth.h5" --parts 2 --method metis --seed 1 --out "$DATA/synth.part2.h5"
 fi
-"$DPGNN" privacy --scheme wor --dataset-size 2000 --batch-size 256 --noise-multiplier 1.0 --steps 300 --delta 1e-5
 
 mpiexec -n 2 --oversubscribe "$DPGNN" train --config configs/default.yaml --out "$RUN"
 echo

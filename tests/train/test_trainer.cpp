@@ -4,6 +4,7 @@
 // and an epsilon that matches an independent recomputation from the ledger's schedule.
 #include <cmath>
 #include <numeric>
+#include <set>
 
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/privacy/accountant.h"
@@ -148,6 +149,55 @@ TEST(Trainer, RefusesABatchLargerThanTheNumberOfSubgraphs) {
   } catch (const CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("train.batch_size"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace dpgnn::train
+
+namespace dpgnn::train {
+namespace {
+
+TEST(Trainer, DrwDResamplesAndTheLedgerComposesTheChangingPopulations) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=drw-d", "sampler.resample_every=4", "privacy.noise_multiplier=2",
+                                  "model.hidden=8"});
+  const std::string out = tmp.file("drwd");
+  const TrainSummary s = train_in_process(cfg, out, 2);
+  EXPECT_EQ(s.steps, 12);
+  const auto entries = read_ledger(out + "/ledger.jsonl");
+  ASSERT_EQ(entries.size(), 12u);
+  std::set<std::int64_t> populations;
+  for (const auto& e : entries) populations.insert(e.mechanism.dataset_size);
+  EXPECT_GT(populations.size(), 1u) << "each re-sampling epoch has its own M";
+  for (int i = 0; i < 12; ++i)  // constant within an epoch of 4 steps
+    EXPECT_EQ(entries[i].mechanism.dataset_size, entries[i - i % 4].mechanism.dataset_size);
+  privacy::Accountant acc;
+  for (const auto& e : entries) acc.step(e.mechanism);
+  EXPECT_NEAR(acc.epsilon(cfg.privacy.delta).epsilon, s.epsilon, 1e-12 * s.epsilon);
+}
+
+TEST(Trainer, DpGnnUsesTheHypergeometricAccountantAndRefusesAMetisPartition) {
+  dpgnn::testing::TempDir tmp;
+  Config cfg = base_config({"method=dpgnn", "privacy.noise_multiplier=2", "model.hidden=8", "sampler.max_degree=2",
+                            "model.layers=1"});
+  EXPECT_THROW(train_in_process(cfg, tmp.file("metis"), 1), CollectiveError);
+  cfg.data.partition.clear();  // the dataset as one part: no structure-dependent assignment
+  const TrainSummary s = train_in_process(cfg, tmp.file("single"), 1);
+  EXPECT_EQ(s.accountant, "dpgnn_hypergeometric");
+  const auto entries = read_ledger(tmp.file("single") + "/ledger.jsonl");
+  ASSERT_FALSE(entries.empty());
+  EXPECT_EQ(entries[0].mechanism.scheme, privacy::Scheme::kDpGnn);
+  EXPECT_EQ(entries[0].mechanism.group_size(), 3);  // N(K=2, r=1) = 1 + 2
+  // sigma = z * 2C * N(K, r)
+  EXPECT_DOUBLE_EQ(s.sigma, 2.0 * 2.0 * 1.0 * 3.0);
+}
+
+TEST(Trainer, DpMlpTrainsOnSingleNodesWithTheTrainingSetAsPopulation) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = base_config({"method=dp-mlp", "privacy.noise_multiplier=2", "model.hidden=8"});
+  const TrainSummary s = train_in_process(cfg, tmp.file("dpmlp"), 2);
+  EXPECT_EQ(s.subgraphs, 400);  // the 50% training split of 800 nodes, one node per example
+  EXPECT_EQ(s.accountant, "wor_replace_one");
 }
 
 }  // namespace

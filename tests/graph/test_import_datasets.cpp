@@ -255,6 +255,17 @@ TEST(ImportSharedData, TwitchPtbr) { import_twitch("ptbr", "PTBR"); }
 TEST(ImportSharedData, TwitchRu) { import_twitch("ru", "RU"); }
 TEST(ImportSharedData, TwitchZhtw) { import_twitch("zhtw", "ZHTW"); }
 
+// Without --num-features, a Twitch country whose lists never use the top ids (PTBR's max id
+// is 3168) still gets the shared id space.
+TEST(ImportSharedData, TwitchDefaultsToTheSharedFeatureSpace) {
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  ASSERT_LT(stats_of("twitch-ptbr")["features"]["max_id"].get<std::int64_t>() + 1, twitch_feature_space());
+  const std::string d = data("twitch-ptbr/") + "PTBR";
+  import_and_check({"musae", "--edges", d + "_edges.csv", "--target", d + "_target.csv", "--features", d + ".json",
+                    "--id-column", "new_id", "--label-column", "mature"},
+                   {"twitch-ptbr", LabelKeys::by_name, true, twitch_feature_space()});
+}
+
 TEST(ImportSharedData, GithubSocialWithoutFeatures) {
   if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   const std::string d = data("github-social/");

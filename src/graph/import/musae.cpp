@@ -140,6 +140,17 @@ RawGraph read_musae(const MusaeOptions& o) {
     spdlog::warn("no --features file: the dataset has no node features (F = 0)");
   } else {
     std::int64_t dim = max_feature + 1;
+    // The MUSAE Twitch release (node ids in `new_id`) gives every country one shared feature
+    // id space of 3,170 ids (Rozemberczki et al. 2021) so that models transfer between
+    // countries; some countries never use the top ids, so max id + 1 would differ.
+    constexpr std::int64_t kTwitchFeatureSpace = 3170;
+    const bool twitch_default = o.num_features < 0 && o.id_column == "new_id" && max_feature < kTwitchFeatureSpace;
+    if (twitch_default) {
+      dim = kTwitchFeatureSpace;
+      spdlog::info("{}: Twitch layout (id column new_id): feature dimension {} = the id space shared by every "
+                   "MUSAE Twitch country (use --num-features to choose another)",
+                   o.features, kTwitchFeatureSpace);
+    }
     if (o.num_features >= 0) {
       if (max_feature >= o.num_features)
         throw DataError(o.features, "", "feature id " + std::to_string(max_feature) + " is outside --num-features " +
@@ -164,7 +175,7 @@ RawGraph read_musae(const MusaeOptions& o) {
     }
     const auto keys = static_cast<std::int64_t>(feats.size());
     spdlog::info("{}: {} nodes with feature lists, {} entries, feature dimension {}{}", o.features, keys, entries, dim,
-                 o.num_features >= 0 ? " (--num-features)" : " (max id + 1)");
+                 o.num_features >= 0 ? " (--num-features)" : twitch_default ? " (Twitch id space)" : " (max id + 1)");
     if (repeats > 0)
       spdlog::info("{}: {} repeated feature ids within a node's list counted once (binary features)", o.features,
                    repeats);

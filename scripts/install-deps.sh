@@ -15,34 +15,51 @@ PACKAGES=(
   # an optimised BLAS: without it LibTorch falls back to the reference BLAS (30-50x slower)
   libopenblas0-pthread
   # dataset converters (tools/*.py) and plots
-  python3 python3-numpy python3-scipy python3-h5py
+  python3 python3-numpy python3-scipy python3-h5py python3-yaml python3-matplotlib
 )
+# Optional: a single-node SLURM for the cluster test (tests/cluster). When these cannot be
+# installed the test skips with a message; nothing else needs them.
+OPTIONAL_PACKAGES=(slurmctld slurmd slurm-client munge)
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+optional_missing=()
+for p in "${OPTIONAL_PACKAGES[@]}"; do installed "$p" || optional_missing+=("$p"); done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages are installed"
-  exit 0
-fi
 if [ "${1:-}" = "--check" ]; then
+  [ ${#optional_missing[@]} -eq 0 ] || echo "install-deps: optional, missing: ${optional_missing[*]}"
+  if [ ${#missing[@]} -eq 0 ]; then echo "install-deps: all ${#PACKAGES[@]} packages are installed"; exit 0; fi
   echo "install-deps: missing: ${missing[*]}"
   exit 1
 fi
+if [ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages (and the optional SLURM ones) are installed"
+  exit 0
+fi
 
-echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    if [ ${#missing[@]} -eq 0 ]; then
+      echo "install-deps: not root and no sudo: the optional SLURM test will skip (missing: ${optional_missing[*]})"
+      exit 0
+    fi
     echo "install-deps: not root and no sudo: install these yourself: ${missing[*]}" >&2
     exit 1
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ ${#optional_missing[@]} -gt 0 ]; then
+  echo "install-deps: installing optional package(s) for the SLURM test: ${optional_missing[*]}"
+  # Their postinst scripts try to start services; with no init system (containers) that
+  # fails harmlessly. The SLURM test starts its own daemons.
+  $SUDO apt-get install -y -qq --no-install-recommends "${optional_missing[@]}" ||
+    echo "install-deps: could not install ${optional_missing[*]}: the SLURM test will skip"
+fi
 echo "install-deps: done"

@@ -121,7 +121,8 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.checkpoint_every", train.checkpoint_every, std::int64_t, "integer",
                 "write a checkpoint every k steps (0 = only at the end)"),
       DPGNN_NUM("train.threads", train.threads, int, "integer",
-                "compute threads per rank (LibTorch and OpenBLAS together); 0 = cores / local ranks"),
+                "compute threads per rank (LibTorch and OpenBLAS together); 0 = OMP_NUM_THREADS if set, else cores / local "
+                "ranks"),
       DPGNN_NUM("train.ema", train.ema, double, "number",
                 "evaluate and save an exponential moving average of the parameters with this decay "
                 "(post-processing: no privacy cost); 0 = off"),

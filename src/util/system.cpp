@@ -90,6 +90,12 @@ int available_cores() {
 }
 
 int default_threads_per_rank(int local_ranks) {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n <= 4096) return static_cast<int>(n);
+    spdlog::warn("OMP_NUM_THREADS='{}' is not a positive integer; ignored (using cores / local ranks)", env);
+  }
   return std::max(1, available_cores() / std::max(1, local_ranks));
 }
 

@@ -27,7 +27,9 @@ void report_blas();
 bool set_blas_threads(int threads);
 // Number of CPU cores this process may run on (sched_getaffinity).
 int available_cores();
-// Threads per rank when the user did not choose: cores / local ranks, at least 1.
+// Threads per rank when the config does not choose: OMP_NUM_THREADS when it is set to a
+// positive integer (launch/dpgnn-mpirun sets it; PyTorch honours it too), else
+// cores / local ranks, at least 1.
 int default_threads_per_rank(int local_ranks);
 // Peak resident set size of this process in bytes (getrusage).
 std::int64_t peak_rss_bytes();

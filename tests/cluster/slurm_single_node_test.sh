@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# A real SLURM test of cluster/single-node.sbatch (issue 7): starts a private one-node SLURM
+# on this machine (its own munged, slurmctld and slurmd, every file in a temporary
+# directory, ports that are free), then
+#   1. submits the batch script without arguments: the job fails with the usage message;
+#   2. submits `sbatch -N1 --ntasks=2 cluster/single-node.sbatch CONFIG RUN_A` on a small
+#      synthetic graph partitioned in 2 and checks the job COMPLETED, summary.json exists and
+#      2 ranks trained;
+#   3. submits the same to RUN_B, requeues it (`scontrol requeue`) once its ledger holds some
+#      steps but fewer than train.max_steps, waits for the second attempt, and checks that it
+#      resumed (restart count 1, the log of both attempts, "resuming"), that it ended with the
+#      same steps and the same epsilon as RUN_A, and that its ledger holds every step exactly
+#      once (no step lost, none recorded twice).
+# Why the setup looks like this:
+#   - The daemons of a system SLURM/munge (if any) are never touched: munged gets its own key,
+#     socket and pid file, and every client command gets SLURM_CONF pointing at the generated
+#     slurm.conf (never exported to this shell, so that the clean-up can find exactly the
+#     processes of this test's cluster by that variable in /proc/PID/environ).
+#   - No cgroups, no accounting, no systemd: proctrack/linuxproc and task/none work in a
+#     container; slurmd runs with config_overrides so a 1-core machine still has 2 CPUs.
+#   - A requeued job may start again only after the job credential lifetime
+#     (AuthInfo cred_expire, default 120 s: slurm.conf(5)); 10 s keeps the test short, and
+#     sched_interval=1 lets the scheduler notice the job as soon as it is eligible.
+# Skips (exit 77) when the SLURM/munge programs are missing (scripts/install-deps.sh installs
+# them as optional packages) or when not run as root (slurmd must start jobs).
+#   slurm_single_node_test.sh SOURCE_DIR DPGNN_BINARY
+set -euo pipefail
+
+src="$(cd "${1:?usage: slurm_single_node_test.sh SOURCE_DIR DPGNN_BINARY}" && pwd)"
+dpgnn="$(readlink -f "${2:?usage: slurm_single_node_test.sh SOURCE_DIR DPGNN_BINARY}")"
+export PATH="$PATH:/usr/sbin:/sbin"
+t0=$(date +%s)
+say() { echo "[$(date -u +%H:%M:%S) +$(($(date +%s) - t0))s] $*"; }
+
+missing=()
+for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo mpirun; do
+  command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "SKIP: the SLURM test needs ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client munge openmpi-bin; scripts/install-deps.sh tries)"
+  exit 77
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the SLURM test starts slurmd, which must run as root to start jobs (running as $(id -un))"
+  exit 77
+fi
+[ -x "$dpgnn" ] || { echo "FAIL: dpgnn binary '$dpgnn' is not executable"; exit 1; }
+# A test started inside a SLURM job must not hand that job's variables to its own cluster.
+while IFS= read -r v; do unset "$v"; done < <(compgen -e | grep '^SLURM_' || true)
+
+tmp="$(mktemp -d /tmp/dpgnn-slurm.XXXXXX)"
+chmod 755 "$tmp"  # munged wants every directory above its socket searchable by all
+conf="$tmp/slurm.conf"
+munged_pid="" slurmctld_pid="" slurmd_pid=""
+sl() { SLURM_CONF="$conf" "$@"; }  # a SLURM client command against this test's cluster
+
+# The processes of this test's cluster: the daemons and everything they started (job steps
+# and ranks inherit SLURM_CONF=$conf). By pid, never by name.
+cluster_pids() {
+  local d pid
+  for d in /proc/[0-9]*; do
+    pid="${d#/proc/}"
+    [ "$pid" != $$ ] || continue
+    { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$conf" && echo "$pid"
+  done
+  return 0
+}
+stop_pids() {  # TERM, up to 10 s, then KILL
+  local pids=("$@") left i
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    left=()
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left+=("$p"); done
+    [ ${#left[@]} -gt 0 ] || return 0
+    sleep 0.2
+  done
+  kill -KILL "${left[@]}" 2>/dev/null || true
+}
+cleanup() {
+  local rc=$?
+  set +e
+  if [ -n "$slurmctld_pid" ]; then
+    sl scancel --full --quiet $(sl squeue -h -o %A 2>/dev/null) >/dev/null 2>&1
+    sleep 1
+  fi
+  # The daemons first (so nothing starts anew), then whatever they left behind.
+  stop_pids $slurmd_pid $slurmctld_pid
+  stop_pids $(cluster_pids)
+  stop_pids $munged_pid
+  [ -n "${KEEP_SLURM_TEST_DIR:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+  echo "FAIL: $*"
+  for f in "$tmp"/work/*.out; do
+    [ -f "$f" ] || continue
+    echo "---- job log $f"
+    cat "$f"
+  done
+  for f in "$tmp"/log/*.log; do
+    echo "---- last lines of $f"
+    tail -n 40 "$f"
+  done
+  exit 1
+}
+
+# ---- munge ------------------------------------------------------------------------------
+mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/log" "$tmp/work/data"
+chmod 755 "$tmp/munge"
+head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
+chmod 600 "$tmp/munge/munge.key"
+munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.socket" \
+  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" \
+  >"$tmp/log/munged.out" 2>&1 &
+munged_pid=$!
+for ((i = 0; i < 50; i++)); do [ -S "$tmp/munge/munge.socket" ] && break; sleep 0.1; done
+munge -n -S "$tmp/munge/munge.socket" | unmunge -S "$tmp/munge/munge.socket" >/dev/null ||
+  fail "munged (pid $munged_pid) does not answer: $(cat "$tmp/log/munged.out")"
+say "munged running (pid $munged_pid)"
+
+# ---- slurm.conf: a free block of 20 ports, the node with at least 2 CPUs ------------------
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+base=""
+for ((try = 0; try < 50; try++)); do
+  b=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+  ok=1
+  for ((p = b; p < b + 20; p++)); do port_free "$p" || { ok=0; break; }; done
+  [ "$ok" = 0 ] || { base=$b; break; }
+done
+[ -n "$base" ] || fail "no block of 20 free TCP ports found"
+host="$(hostname -s)"
+cpus=$(nproc)
+[ "$cpus" -ge 2 ] || cpus=2
+cat >"$conf" <<EOF
+# Generated by tests/cluster/slurm_single_node_test.sh: a one-node SLURM for one test.
+ClusterName=dpgnntest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$base
+SlurmdPort=$((base + 1))
+SrunPortRange=$((base + 2))-$((base + 19))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$tmp/munge/munge.socket,cred_expire=10
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/run/slurmctld.pid
+SlurmdPidFile=$tmp/run/slurmd.pid
+SlurmctldLogFile=$tmp/log/slurmctld.log
+SlurmdLogFile=$tmp/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PlugStackConfig=$tmp/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1,bf_interval=1
+JobRequeue=1
+ReturnToService=2
+SlurmdParameters=config_overrides
+KillWait=5
+MinJobAge=600
+InactiveLimit=0
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+: >"$tmp/plugstack.conf"
+
+# ---- the daemons --------------------------------------------------------------------------
+sl slurmctld -D -i -f "$conf" >"$tmp/log/slurmctld.out" 2>&1 &
+slurmctld_pid=$!
+for ((i = 0; i < 100; i++)); do sl scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
+sl scontrol ping 2>/dev/null | grep -q UP || fail "slurmctld (pid $slurmctld_pid) does not answer on port $base"
+sl slurmd -D -f "$conf" -N "$host" >"$tmp/log/slurmd.out" 2>&1 &
+slurmd_pid=$!
+state=""
+for ((i = 0; i < 150; i++)); do
+  state="$(sl sinfo -h -n "$host" -o %T 2>/dev/null || true)"
+  [ "$state" = idle ] && break
+  kill -0 "$slurmd_pid" 2>/dev/null || fail "slurmd exited: $(cat "$tmp/log/slurmd.out")"
+  sleep 0.2
+done
+[ "$state" = idle ] || fail "node $host is '$state', not idle, after 30 s"
+say "slurmctld (pid $slurmctld_pid) and slurmd (pid $slurmd_pid) running on ports $base-$((base + 19)); node $host idle with $cpus CPUs"
+
+# ---- data and config ----------------------------------------------------------------------
+cd "$tmp/work"
+"$dpgnn" synth --nodes 8000 --avg-degree 10 --classes 4 --features 64 --homophily 0.8 --seed 1 \
+  --out data/graph.h5 >data/synth.log 2>&1 || fail "dpgnn synth: $(cat data/synth.log)"
+"$dpgnn" partition --dataset data/graph.h5 --parts 2 --seed 1 --out data/graph.part2.h5 \
+  >data/partition.log 2>&1 || fail "dpgnn partition: $(cat data/partition.log)"
+max_steps=300
+cat >config.yaml <<EOF
+# The SLURM test's run: DRW on a small synthetic graph, noise calibrated to epsilon 4 over
+# $max_steps steps, a checkpoint every 25 steps.
+method: drw
+data:
+  dataset: data/graph.h5
+  partition: data/graph.part2.h5
+model:
+  arch: gcn
+  layers: 2
+  hidden: 128
+train:
+  batch_size: 256
+  lr: 0.05
+  max_steps: $max_steps
+  seed: 1
+  eval_every: 0
+  checkpoint_every: 25
+privacy:
+  target_epsilon: 4.0
+  delta: 1.0e-5
+  clip_norm: 1.0
+sampler:
+  walk_length: 4
+EOF
+say "dataset (8000 nodes, 2 parts) and config ready in $tmp/work"
+
+# Every job of the test: the repository and the binary travel in the environment (sbatch
+# exports it), as docs/cluster.md tells users to do.
+export DPGNN_HOME="$src" DPGNN_BIN="$dpgnn"
+submit() {  # submit NAME ARGS...: prints the job id
+  local name="$1"
+  shift
+  sl sbatch --parsable -J "$name" -o "$tmp/work/$name.out" "$@" | cut -d';' -f1
+}
+job_field() { sl scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
+wait_done() {  # wait_done JOBID TIMEOUT_S: prints the final state
+  local id="$1" limit="$2" s="" i
+  for ((i = 0; i < limit * 5; i++)); do
+    s="$(job_field "$id" JobState)"
+    case "$s" in
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
+        echo "$s"
+        return 0
+        ;;
+    esac
+    sleep 0.2
+  done
+  echo "TIMEOUT_WAITING($s)"
+}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+json() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])" "$1" "$2"; }
+script="$src/cluster/single-node.sbatch"
+
+# ---- 1. no arguments: a usage error ----------------------------------------------------------
+id=$(submit usage -N1 --ntasks=1 "$script")
+st=$(wait_done "$id" 60)
+[ "$st" = FAILED ] || fail "job $id without arguments: state $st, expected FAILED"
+[ "$(job_field "$id" ExitCode)" = "2:0" ] || fail "job $id without arguments: exit code $(job_field "$id" ExitCode), expected 2:0"
+grep -q "usage: sbatch" usage.out || fail "job $id without arguments: no usage message in its log"
+say "1. job $id without arguments failed with exit code 2 and the usage message"
+
+# ---- 2. an uninterrupted run ---------------------------------------------------------------------
+id_a=$(submit run-a -N1 --ntasks=2 "$script" config.yaml runs/A)
+say "2. submitted job $id_a: 2 ranks, config.yaml -> runs/A"
+st=$(wait_done "$id_a" 150)
+[ "$st" = COMPLETED ] || fail "job $id_a: state $st, expected COMPLETED"
+[ -f runs/A/summary.json ] || fail "job $id_a: runs/A/summary.json missing"
+[ "$(json runs/A/summary.json ranks)" = 2 ] || fail "runs/A/summary.json: ranks $(json runs/A/summary.json ranks), expected 2"
+[ "$(json runs/A/run.json ranks)" = 2 ] || fail "runs/A/run.json: ranks $(json runs/A/run.json ranks), expected 2"
+steps_a=$(json runs/A/summary.json steps)
+eps_a=$(json runs/A/summary.json epsilon)
+[ "$steps_a" -gt 50 ] || fail "runs/A: only $steps_a steps (expected the budget to allow most of $max_steps)"
+say "2. job $id_a COMPLETED: 2 ranks, $steps_a steps, epsilon $eps_a"
+
+# ---- 3. a run requeued in the middle -------------------------------------------------------------
+id_b=$(submit run-b -N1 --ntasks=2 "$script" config.yaml runs/B)
+say "3. submitted job $id_b: 2 ranks, config.yaml -> runs/B; requeueing it once its ledger has 40 steps"
+recorded=0
+for ((i = 0; i < 600; i++)); do
+  [ ! -f runs/B/ledger.jsonl ] || recorded=$(wc -l <runs/B/ledger.jsonl)
+  [ "$recorded" -lt 40 ] || break
+  st=$(job_field "$id_b" JobState)
+  [ "$st" = PENDING ] || [ "$st" = RUNNING ] || fail "job $id_b ended ($st) before it could be requeued"
+  sleep 0.2
+done
+[ "$recorded" -ge 40 ] || fail "job $id_b: its ledger has $recorded steps after 120 s"
+sl scontrol requeue "$id_b" || fail "scontrol requeue $id_b failed"
+say "3. requeued job $id_b with $recorded steps in runs/B/ledger.jsonl"
+st=$(wait_done "$id_b" 150)
+[ "$st" = COMPLETED ] || fail "job $id_b after the requeue: state $st, expected COMPLETED"
+[ "$(job_field "$id_b" Restarts)" = 1 ] || fail "job $id_b: Restarts=$(job_field "$id_b" Restarts), expected 1"
+[ "$(grep -c 'dpgnn-job: job .* attempt' run-b.out)" = 2 ] || fail "run-b.out does not hold the headers of 2 attempts"
+grep -q "attempt 2 (SLURM_RESTART_COUNT=1)" run-b.out || fail "run-b.out: no second attempt with SLURM_RESTART_COUNT=1"
+grep -q "resuming it from its last checkpoint" run-b.out || fail "run-b.out: the second attempt did not resume"
+grep -q "resuming after step" run-b.out || fail "run-b.out: dpgnn did not report resuming from a checkpoint"
+[ -f runs/B/summary.json ] || fail "job $id_b: runs/B/summary.json missing"
+# What the first attempt left: the second attempt's header counts the ledger's steps.
+stopped_at=$(sed -n 's/.*an earlier attempt left .* (\([0-9]*\) step(s) in its ledger).*/\1/p' run-b.out | head -n1)
+[ -n "$stopped_at" ] || fail "run-b.out: the second attempt does not say how many steps the first one left"
+steps_b=$(json runs/B/summary.json steps)
+eps_b=$(json runs/B/summary.json epsilon)
+[ "$stopped_at" -lt "$steps_b" ] || fail "the first attempt of job $id_b recorded $stopped_at of $steps_b steps: it was not interrupted"
+[ "$steps_b" = "$steps_a" ] || fail "runs/B: $steps_b steps, runs/A: $steps_a (a resumed run must take the same steps)"
+"$py" - "$eps_a" "$eps_b" <<'EOF' || fail "runs/B: epsilon $eps_b differs from runs/A's $eps_a"
+import sys
+a, b = float(sys.argv[1]), float(sys.argv[2])
+sys.exit(0 if abs(a - b) <= 1e-9 * abs(a) else 1)
+EOF
+"$py" - runs/B/ledger.jsonl "$steps_b" <<'EOF' || fail "runs/B/ledger.jsonl does not hold every step exactly once"
+import json, sys
+steps = [json.loads(line)["step"] for line in open(sys.argv[1])]
+want = list(range(int(sys.argv[2])))
+if steps != want:
+    print(f"ledger steps: {len(steps)} lines, first {steps[:3]}, last {steps[-3:]}; expected 0..{len(want) - 1}")
+    sys.exit(1)
+EOF
+say "3. job $id_b COMPLETED after a requeue at step $stopped_at: $steps_b steps, epsilon $eps_b (uninterrupted: $eps_a), ledger complete"
+
+# ---- 4. resubmitting a finished run changes nothing ------------------------------------------
+sum_before=$(cksum <runs/A/summary.json)
+id=$(submit again-a -N1 --ntasks=2 "$script" config.yaml runs/A)
+st=$(wait_done "$id" 60)
+[ "$st" = COMPLETED ] || fail "job $id (runs/A again): state $st, expected COMPLETED"
+grep -q "the run has finished already" again-a.out || fail "again-a.out: no 'finished already' message"
+[ "$(cksum <runs/A/summary.json)" = "$sum_before" ] || fail "resubmitting runs/A changed its summary.json"
+say "4. job $id on the finished runs/A: nothing to do, summary unchanged"
+
+# ---- 5. the multi-node scripts on this one node: srun --mpi=pmix, and mpirun in the allocation --
+short=(--set train.max_steps=20)
+for kind in srun mpirun; do
+  id=$(submit "multi-$kind" -N1 --ntasks=2 "$src/cluster/multi-node-$kind.sbatch" config.yaml "runs/$kind" "${short[@]}")
+  st=$(wait_done "$id" 90)
+  [ "$st" = COMPLETED ] || fail "job $id (multi-node-$kind.sbatch): state $st, expected COMPLETED"
+  [ "$(json "runs/$kind/summary.json" ranks)" = 2 ] || fail "runs/$kind/summary.json: not 2 ranks"
+  [ "$(json "runs/$kind/summary.json" steps)" = 20 ] || fail "runs/$kind/summary.json: not the 20 steps of --set train.max_steps=20"
+  say "5. job $id (multi-node-$kind.sbatch) COMPLETED: 2 ranks, 20 steps"
+done
+
+# ---- 6. multi-node-srun.sbatch where Slurm has no PMIx: a clear error -------------------------
+# An srun whose plugin list lacks pmix, first on the job's PATH (sbatch exports PATH).
+mkdir -p "$tmp/nopmix"
+cat >"$tmp/nopmix/srun" <<'EOF_SRUN'
+#!/bin/sh
+[ "$1" = --mpi=list ] && printf 'MPI plugin types are...\n\tnone\n\tpmi2\n' && exit 0
+echo "fake srun: only --mpi=list" >&2
+exit 1
+EOF_SRUN
+chmod +x "$tmp/nopmix/srun"
+id=$(PATH="$tmp/nopmix:$PATH" submit nopmix -N1 --ntasks=2 "$src/cluster/multi-node-srun.sbatch" config.yaml runs/nopmix)
+st=$(wait_done "$id" 60)
+[ "$st" = FAILED ] || fail "job $id (no PMIx): state $st, expected FAILED"
+[ "$(job_field "$id" ExitCode)" = "2:0" ] || fail "job $id (no PMIx): exit code $(job_field "$id" ExitCode), expected 2:0"
+grep -q "this Slurm has no PMIx plugin" nopmix.out || fail "nopmix.out: no message about the missing PMIx plugin"
+[ ! -e runs/nopmix ] || fail "job $id (no PMIx) created runs/nopmix"
+say "6. job $id (multi-node-srun.sbatch without PMIx) failed with exit code 2 and the message"
+say "PASS"

@@ -116,6 +116,14 @@ sbatch --chdir says otherwise). See docs/cluster.md."
   else
     DPGNN_MODE=fresh
     dpgnn_log "starting a fresh run in $DPGNN_RUN_DIR"
+    # `sbatch -o RUN_DIR/slurm-%j.out` puts the job's log there before the job starts, and
+    # dpgnn refuses a non-empty run directory. Logs alone (*.out, *.err files) are no earlier
+    # run: train there with --force, which still refuses a directory holding a ledger.
+    if [ -d "$DPGNN_RUN_DIR" ] && [ -n "$(ls -A "$DPGNN_RUN_DIR")" ] &&
+      [ -z "$(find "$DPGNN_RUN_DIR" -mindepth 1 -maxdepth 1 ! \( -type f \( -name '*.out' -o -name '*.err' \) \) -print -quit)" ]; then
+      dpgnn_log "$DPGNN_RUN_DIR holds only job logs (*.out, *.err): training there (--force)"
+      DPGNN_TRAIN_ARGS+=(--force)
+    fi
   fi
   DPGNN_TRAIN_ARGS+=("${DPGNN_EXTRA_ARGS[@]+"${DPGNN_EXTRA_ARGS[@]}"}")
 }

@@ -96,7 +96,7 @@ trap 'exit 130' INT TERM
 
 fail() {
   echo "FAIL: $*"
-  for f in "$tmp"/work/*.out; do
+  for f in "$tmp"/work/*.out "$tmp"/work/runs/B/*.out; do
     [ -f "$f" ] || continue
     echo "---- job log $f"
     cat "$f"
@@ -204,7 +204,7 @@ cd "$tmp/work"
 max_steps=300
 cat >config.yaml <<EOF
 # The SLURM test's run: DRW on a small synthetic graph, noise calibrated to epsilon 4 over
-# $max_steps steps, a checkpoint every 25 steps.
+# $max_steps steps, a checkpoint every 20 steps.
 method: drw
 data:
   dataset: data/graph.h5
@@ -219,7 +219,7 @@ train:
   max_steps: $max_steps
   seed: 1
   eval_every: 0
-  checkpoint_every: 25
+  checkpoint_every: 20
 privacy:
   target_epsilon: 4.0
   delta: 1.0e-5
@@ -232,10 +232,11 @@ say "dataset (8000 nodes, 2 parts) and config ready in $tmp/work"
 # Every job of the test: the repository and the binary travel in the environment (sbatch
 # exports it), as docs/cluster.md tells users to do.
 export DPGNN_HOME="$src" DPGNN_BIN="$dpgnn"
+log_of() { if [ "$1" = run-b ]; then echo "$tmp/work/runs/B/run-b.out"; else echo "$tmp/work/$1.out"; fi; }
 submit() {  # submit NAME ARGS...: prints the job id
   local name="$1"
   shift
-  sl sbatch --parsable -J "$name" -o "$tmp/work/$name.out" "$@" | cut -d';' -f1
+  sl sbatch --parsable -J "$name" -o "$(log_of "$name")" "$@" | cut -d';' -f1
 }
 job_field() { sl scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
 wait_done() {  # wait_done JOBID TIMEOUT_S: prints the final state
@@ -279,29 +280,36 @@ eps_a=$(json runs/A/summary.json epsilon)
 say "2. job $id_a COMPLETED: 2 ranks, $steps_a steps, epsilon $eps_a"
 
 # ---- 3. a run requeued in the middle -------------------------------------------------------------
+# Its log goes into its run directory (docs/cluster.md: sbatch does not create the directory).
+mkdir -p runs/B
 id_b=$(submit run-b -N1 --ntasks=2 "$script" config.yaml runs/B)
-say "3. submitted job $id_b: 2 ranks, config.yaml -> runs/B; requeueing it once its ledger has 40 steps"
+say "3. submitted job $id_b: 2 ranks, config.yaml -> runs/B, log runs/B/run-b.out; requeueing it once its ledger has 30 steps"
+# The ledger is polled every 0.05 s (the job's state every second), so that the requeue
+# lands early in the run even on a machine much faster than this one.
 recorded=0
-for ((i = 0; i < 600; i++)); do
+for ((i = 0; i < 2400; i++)); do
   [ ! -f runs/B/ledger.jsonl ] || recorded=$(wc -l <runs/B/ledger.jsonl)
-  [ "$recorded" -lt 40 ] || break
-  st=$(job_field "$id_b" JobState)
-  [ "$st" = PENDING ] || [ "$st" = RUNNING ] || fail "job $id_b ended ($st) before it could be requeued"
-  sleep 0.2
+  [ "$recorded" -lt 30 ] || break
+  if [ $((i % 20)) = 0 ]; then
+    st=$(job_field "$id_b" JobState)
+    [ "$st" = PENDING ] || [ "$st" = RUNNING ] || fail "job $id_b ended ($st) before it could be requeued"
+  fi
+  sleep 0.05
 done
-[ "$recorded" -ge 40 ] || fail "job $id_b: its ledger has $recorded steps after 120 s"
+[ "$recorded" -ge 30 ] || fail "job $id_b: its ledger has $recorded steps after 120 s"
 sl scontrol requeue "$id_b" || fail "scontrol requeue $id_b failed"
 say "3. requeued job $id_b with $recorded steps in runs/B/ledger.jsonl"
 st=$(wait_done "$id_b" 150)
 [ "$st" = COMPLETED ] || fail "job $id_b after the requeue: state $st, expected COMPLETED"
 [ "$(job_field "$id_b" Restarts)" = 1 ] || fail "job $id_b: Restarts=$(job_field "$id_b" Restarts), expected 1"
-[ "$(grep -c 'dpgnn-job: job .* attempt' run-b.out)" = 2 ] || fail "run-b.out does not hold the headers of 2 attempts"
-grep -q "attempt 2 (SLURM_RESTART_COUNT=1)" run-b.out || fail "run-b.out: no second attempt with SLURM_RESTART_COUNT=1"
-grep -q "resuming it from its last checkpoint" run-b.out || fail "run-b.out: the second attempt did not resume"
-grep -q "resuming after step" run-b.out || fail "run-b.out: dpgnn did not report resuming from a checkpoint"
+[ "$(grep -c 'dpgnn-job: job .* attempt' runs/B/run-b.out)" = 2 ] || fail "run-b.out does not hold the headers of 2 attempts"
+grep -q "attempt 2 (SLURM_RESTART_COUNT=1)" runs/B/run-b.out || fail "run-b.out: no second attempt with SLURM_RESTART_COUNT=1"
+grep -q "holds only job logs" runs/B/run-b.out || fail "run-b.out: the first attempt did not train beside its log (--force)"
+grep -q "resuming it from its last checkpoint" runs/B/run-b.out || fail "run-b.out: the second attempt did not resume"
+grep -q "resuming after step" runs/B/run-b.out || fail "run-b.out: dpgnn did not report resuming from a checkpoint"
 [ -f runs/B/summary.json ] || fail "job $id_b: runs/B/summary.json missing"
 # What the first attempt left: the second attempt's header counts the ledger's steps.
-stopped_at=$(sed -n 's/.*an earlier attempt left .* (\([0-9]*\) step(s) in its ledger).*/\1/p' run-b.out | head -n1)
+stopped_at=$(sed -n 's/.*an earlier attempt left .* (\([0-9]*\) step(s) in its ledger).*/\1/p' runs/B/run-b.out | head -n1)
 [ -n "$stopped_at" ] || fail "run-b.out: the second attempt does not say how many steps the first one left"
 steps_b=$(json runs/B/summary.json steps)
 eps_b=$(json runs/B/summary.json epsilon)

@@ -1,12 +1,16 @@
 // `dpgnn train --config X.yaml [--set key=value ...] --out RUN_DIR [--resume]`: one training
 // run over all MPI ranks (mpirun -np P dpgnn train ...; a plain start is one rank).
 // The config is read and validated before MPI starts, so a malformed config fails with one
-// message before any rank does work.
+// message before any rank does work. `--check` stops right there: it validates a config
+// (every key, type and range, and the method's sampler/accountant pair, DESIGN.md 3) without
+// MPI and without opening the data files, so a catalogue of configs (configs/) can be checked
+// on a machine that holds none of the datasets.
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "command.h"
 #include "dpgnn/dist/communicator.h"
@@ -28,13 +32,68 @@ bool launcher_rank_is_zero() {
   return true;
 }
 
+// The sampler and accountant a method is paired with (DESIGN.md 3; the trainer builds the
+// same pair, and tests/configs checks that this line agrees with `--dry-run`'s).
+std::string pairing_of(const train::Config& c) {
+  using train::Method;
+  const Method m = c.method_enum();
+  const std::string L = std::to_string(c.sampler.walk_length);
+  switch (m) {
+    case Method::kDrw:
+    case Method::kGcn:
+    case Method::kDrwD: {
+      std::string s = "sampler disjoint random walks (L " + L + ", R 1";
+      if (m == Method::kDrwD) s += ", re-sampled every " + std::to_string(c.sampler.resample_every) + " steps";
+      s += ")";
+      if (m == Method::kGcn) return s + ", accountant none (non-private)";
+      return s + ", accountant " + (c.privacy.worst_case ? "wor_replace_one_worst_case" : "wor_replace_one") +
+             " (sensitivity 2C)";
+    }
+    case Method::kDrwR:
+      return "sampler disjoint random walks with restarts (L " + L + ", R " + std::to_string(c.sampler.restarts) +
+             "), accountant " + (c.privacy.worst_case ? "wor_replace_one_worst_case" : "wor_replace_one") +
+             " (sensitivity 2C)";
+    case Method::kDpGnn:
+      return "sampler in-degree-bounded neighbourhoods (K " + std::to_string(c.sampler.max_degree) + ", r " +
+             std::to_string(c.model.layers) + "), accountant dpgnn_hypergeometric (sensitivity 2C N(K, r))";
+    case Method::kDpMlp:
+      return "sampler single nodes, accountant wor_replace_one (sensitivity 2C)";
+    case Method::kMlp:
+      return "sampler single nodes, accountant none (non-private)";
+  }
+  return "?";
+}
+
+// One line saying what was checked and what the run would do; data files are named, not opened.
+std::string check_line(const train::Config& c) {
+  std::ostringstream s;
+  s << "OK " << c.source << ": method " << c.method << ", " << pairing_of(c);
+  if (train::is_private(c.method_enum())) {
+    s << ", target epsilon " << c.privacy.target_epsilon << " at delta " << c.privacy.delta << ", noise multiplier ";
+    if (c.privacy.noise_multiplier)
+      s << *c.privacy.noise_multiplier;
+    else
+      s << "calibrated over " << c.train.max_steps << " steps";
+    s << ", clip " << c.privacy.clip_norm;
+  }
+  s << ", batch ";
+  if (c.train.batch_size > 0)
+    s << c.train.batch_size;
+  else
+    s << "auto";
+  s << ", data " << c.data.dataset;
+  if (!c.data.partition.empty()) s << " + " << c.data.partition;
+  s << " (not opened)";
+  return s.str();
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& root, Registry& registry) {
   struct Options {
     std::string config, out;
     std::vector<std::string> overrides;
-    bool resume = false, force = false, dry_run = false, help_config = false;
+    bool resume = false, force = false, dry_run = false, check = false, help_config = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand(
@@ -49,6 +108,12 @@ void add_train_command(CLI::App& root, Registry& registry) {
   app->add_flag("--force", opt->force, "Use a non-empty --out that holds no ledger");
   app->add_flag("--dry-run", opt->dry_run,
                 "Load the data, sample, calibrate the noise and print the plan; no training, no files");
+  app->add_flag("--check", opt->check,
+                "Validate the config (keys, types, ranges, method/sampler/accountant pair) and --set overrides "
+                "without MPI and without opening the data files; print one OK line and exit 0 (2 on an error)")
+      ->excludes("--resume")
+      ->excludes("--dry-run")
+      ->excludes("--force");
   app->add_flag("--help-config", opt->help_config, "Print every config key with its default and exit");
   registry.add(app, [opt]() {
     if (opt->help_config) {
@@ -56,6 +121,11 @@ void add_train_command(CLI::App& root, Registry& registry) {
       return 0;
     }
     if (opt->config.empty()) throw UsageError("dpgnn train: --config is required");
+    if (opt->check) {
+      // No MPI, no data: a config error is a plain UsageError (exit 2) naming the file and key.
+      std::cout << check_line(train::load_config(opt->config, opt->overrides)) << "\n";
+      return 0;
+    }
     if (opt->out.empty() && !opt->dry_run) throw UsageError("dpgnn train: --out is required (the run directory)");
     train::Config cfg;
     try {
@@ -67,8 +137,12 @@ void add_train_command(CLI::App& root, Registry& registry) {
     for (const auto& [key, path] : {std::pair<std::string, std::string>{"data.dataset", cfg.data.dataset},
                                     {"data.partition", cfg.data.partition}})
       if (!path.empty() && !std::filesystem::exists(path))
-        throw CollectiveError(ConfigError(cfg.source, key, "file '" + path + "' does not exist").what(), kExitUsage,
-                              report);
+        throw CollectiveError(ConfigError(cfg.source, key,
+                                          "file '" + path +
+                                              "' does not exist (to validate the config without its data, run "
+                                              "`dpgnn train --check --config " + cfg.source + "`)")
+                                  .what(),
+                              kExitUsage, report);
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::TrainOptions to;

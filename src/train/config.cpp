@@ -206,8 +206,10 @@ void validate(const Config& c) {
     throw ConfigError(f, "method", e.what());
   }
   require(!c.data.dataset.empty(), f, "data.dataset", "is required (the dataset HDF5 file)");
-  require(c.device == "cpu" || c.device == "cuda" || c.device.rfind("cuda:", 0) == 0, f, "device",
-          "must be cpu, cuda or cuda:N, got '" + c.device + "'");
+  const bool cuda_index = c.device.size() > 5 && c.device.rfind("cuda:", 0) == 0 &&
+                          c.device.find_first_not_of("0123456789", 5) == std::string::npos;
+  require(c.device == "cpu" || c.device == "cuda" || cuda_index, f, "device",
+          "must be cpu, cuda or cuda:N (N a device number), got '" + c.device + "'");
   require(c.model.arch == "gcn" || c.model.arch == "sage" || c.model.arch == "gin" || c.model.arch == "mlp", f,
           "model.arch", "must be gcn, sage, gin or mlp, got '" + c.model.arch + "'");
   require(c.model.layers >= 1 && c.model.layers <= 3, f, "model.layers", "must be 1, 2 or 3");
@@ -233,6 +235,13 @@ void validate(const Config& c) {
   require(std::isfinite(c.privacy.clip_norm) && c.privacy.clip_norm > 0, f, "privacy.clip_norm", "must be > 0");
   require(c.privacy.conversion == "balle" || c.privacy.conversion == "mironov", f, "privacy.conversion",
           "must be balle or mironov");
+  // M_min = ceil(N / (1 + R L)) is the random-walk paper's bound (Ayle et al. 2022, Sec. 4.2) and
+  // holds only for its samplers; dpgnn and dp-mlp account over the training nodes, so the
+  // option would be silently ignored there (the summary would still name a worst-case accountant).
+  const Method m = parse_method(c.method);
+  require(!c.privacy.worst_case || uses_random_walks(m) || !is_private(m), f, "privacy.worst_case",
+          "applies only to the random-walk methods drw, drw-r and drw-d (the M_min bound of Ayle et al. "
+          "2022, Sec. 4.2), not to method " + c.method);
   require(c.sampler.walk_length >= 1, f, "sampler.walk_length", "must be >= 1");
   require(c.sampler.restarts >= 1, f, "sampler.restarts", "must be >= 1");
   require(c.sampler.resample_every >= 1, f, "sampler.resample_every", "must be >= 1");

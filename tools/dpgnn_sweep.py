@@ -55,7 +55,6 @@ PRIVATE_METHODS = ("drw", "drw-r", "drw-d", "dpgnn", "dp-mlp")
 NON_PRIVATE_METHODS = ("gcn", "mlp")
 SPEC_KEYS = ("name", "description", "methods", "grid", "set", "ranks", "seed_key")
 METHOD_KEYS = ("config", "set")
-PLAN_FILES = ("tasks.tsv", "sweep.json", "sweep.env", "spec.yaml")
 RESULTS_CSV = "results.csv"
 FIGURE = "accuracy_vs_epsilon.png"
 
@@ -315,7 +314,7 @@ def cmd_plan(args):
         # Sourced by cluster/sweep-array.sbatch; the environment wins over these defaults.
         env = ["# written by tools/dpgnn_sweep.py plan; sourced by cluster/sweep-array.sbatch.",
                "# A variable already set in the environment wins over the value here."]
-        for var, value in (("DPGNN_SWEEP_WORKDIR", os.getcwd()), ("DPGNN_BIN", dpgnn), ("DPGNN_ROOT", REPO)):
+        for var, value in (("DPGNN_SWEEP_WORKDIR", os.getcwd()), ("DPGNN_BIN", dpgnn), ("DPGNN_HOME", REPO)):
             env.append('[ -n "${%s:-}" ] || %s=%s' % (var, var, shlex.quote(value)))
         env += ["DPGNN_SWEEP_SPEC_RANKS=%d" % spec["ranks"], "DPGNN_SWEEP_TASKS=%d" % len(tasks)]
         write_file(os.path.join(out, "sweep.env"), "\n".join(env) + "\n")
@@ -455,8 +454,8 @@ def cmd_slurm(args):
     cmd = ["sbatch", "--array=" + array, "--ntasks=%d" % ranks, "--job-name=sweep-" + meta["name"],
            "--output=" + os.path.join(sweep_dir, "logs", "task-%a.log"), "--open-mode=append"]
     cmd += args.sbatch_args + [ARRAY_SCRIPT, sweep_dir]
-    env = dict(os.environ, DPGNN_ROOT=REPO)
-    say("DPGNN_ROOT=%s %s" % (shlex.quote(REPO), " ".join(shlex.quote(c) for c in cmd)))
+    env = dict(os.environ, DPGNN_HOME=REPO)
+    say("DPGNN_HOME=%s %s" % (shlex.quote(REPO), " ".join(shlex.quote(c) for c in cmd)))
     if not args.submit:
         return 0
     if shutil.which("sbatch") is None:

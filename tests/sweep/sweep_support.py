@@ -35,7 +35,8 @@ def test_env():
     env = dict(os.environ)
     env.update({"DPGNN_BIN": dpgnn_binary(), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "DPGNN_PROGRESS": "0"})
-    for var in ("SLURM_ARRAY_TASK_ID", "SLURM_NTASKS", "DPGNN_SWEEP_RANKS", "DPGNN_SWEEP_WORKDIR", "DPGNN_ROOT"):
+    for var in ("SLURM_ARRAY_TASK_ID", "SLURM_NTASKS", "DPGNN_SWEEP_RANKS", "DPGNN_SWEEP_WORKDIR", "DPGNN_HOME",
+                "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID"):
         env.pop(var, None)
     return env
 

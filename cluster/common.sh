@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # cluster/common.sh: what every dpgnn SLURM batch script does, sourced by them so that the
 # requeue logic exists once (cluster/single-node.sbatch, multi-node-srun.sbatch,
 # multi-node-mpirun.sbatch, and any job-array script).
@@ -131,23 +132,24 @@ sbatch --chdir says otherwise). See docs/cluster.md."
 # dpgnn_job_run LAUNCHER [ARGS...]: runs `LAUNCHER ARGS... train --config ... --out ...`
 # (the launcher's arguments name the binary), forwards SIGTERM/SIGINT to it, and exits with
 # its status.
+DPGNN_LAUNCHER_PID=0
+dpgnn_on_signal() {
+  dpgnn_log "received SIG$1 (preemption, requeue, cancel or time limit): stopping the ranks;" \
+    "the run directory keeps every step taken, and the next attempt resumes it"
+  [ "$DPGNN_LAUNCHER_PID" = 0 ] || kill -TERM "$DPGNN_LAUNCHER_PID" 2>/dev/null || true
+}
 dpgnn_job_run() {
-  local launcher_pid=0 status=0
-  dpgnn_on_signal() {
-    dpgnn_log "received SIG$1 (preemption, requeue, cancel or time limit): stopping the ranks;" \
-      "the run directory keeps every step taken, and the next attempt resumes it"
-    [ "$launcher_pid" = 0 ] || kill -TERM "$launcher_pid" 2>/dev/null || true
-  }
+  local status=0
   trap 'dpgnn_on_signal TERM' TERM
   trap 'dpgnn_on_signal INT' INT
   dpgnn_log "running: $* ${DPGNN_TRAIN_ARGS[*]}"
   "$@" "${DPGNN_TRAIN_ARGS[@]}" &
-  launcher_pid=$!
+  DPGNN_LAUNCHER_PID=$!
   # wait returns early (status > 128) when a trapped signal arrives: wait again for the end.
   while :; do
     status=0
-    wait "$launcher_pid" || status=$?
-    kill -0 "$launcher_pid" 2>/dev/null || break
+    wait "$DPGNN_LAUNCHER_PID" || status=$?
+    kill -0 "$DPGNN_LAUNCHER_PID" 2>/dev/null || break
   done
   trap - TERM INT
   if [ "$status" = 0 ]; then

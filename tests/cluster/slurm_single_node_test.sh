@@ -80,15 +80,20 @@ stop_pids() {  # TERM, up to 10 s, then KILL
 cleanup() {
   local rc=$?
   set +e
+  local jobs=() left=()
   if [ -n "$slurmctld_pid" ]; then
-    sl scancel --full --quiet $(sl squeue -h -o %A 2>/dev/null) >/dev/null 2>&1
-    sleep 1
+    mapfile -t jobs < <(sl squeue -h -o %A 2>/dev/null)
+    if [ ${#jobs[@]} -gt 0 ]; then
+      sl scancel --full --quiet "${jobs[@]}" >/dev/null 2>&1
+      sleep 1
+    fi
   fi
   # The daemons first (so nothing starts anew), then whatever they left behind.
   stop_pids $slurmd_pid $slurmctld_pid
-  stop_pids $(cluster_pids)
+  mapfile -t left < <(cluster_pids)
+  stop_pids "${left[@]+"${left[@]}"}"
   stop_pids $munged_pid
-  [ -n "${KEEP_SLURM_TEST_DIR:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+  if [ -n "${KEEP_SLURM_TEST_DIR:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
   exit "$rc"
 }
 trap cleanup EXIT
@@ -367,4 +372,35 @@ st=$(wait_done "$id" 60)
 grep -q "this Slurm has no PMIx plugin" nopmix.out || fail "nopmix.out: no message about the missing PMIx plugin"
 [ ! -e runs/nopmix ] || fail "job $id (no PMIx) created runs/nopmix"
 say "6. job $id (multi-node-srun.sbatch without PMIx) failed with exit code 2 and the message"
+# ---- 7. SIGTERM to the batch shell alone, then a resubmission by hand ------------------------
+# `scancel --batch --signal=TERM` signals only the batch script: it must stop the ranks itself
+# (cluster/common.sh forwards the signal), and the same sbatch command must then continue the
+# run to the same end as an uninterrupted one.
+id=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C)
+recorded=0
+for ((i = 0; i < 2400; i++)); do
+  [ ! -f runs/C/ledger.jsonl ] || recorded=$(wc -l <runs/C/ledger.jsonl)
+  [ "$recorded" -lt 30 ] || break
+  sleep 0.05
+done
+[ "$recorded" -ge 30 ] || fail "job $id: its ledger has $recorded steps after 120 s"
+sl scancel --batch --signal=TERM "$id" || fail "scancel --batch --signal=TERM $id failed"
+st=$(wait_done "$id" 60)
+[ "$st" = FAILED ] || [ "$st" = CANCELLED ] || fail "job $id after SIGTERM to its batch shell: state $st"
+grep -q "received SIGTERM" run-c.out || fail "run-c.out: the batch shell did not report the SIGTERM"
+[ ! -f runs/C/summary.json ] || fail "job $id wrote runs/C/summary.json although it was stopped"
+stopped_c=$(wc -l <runs/C/ledger.jsonl)
+[ "$stopped_c" -lt "$steps_a" ] || fail "job $id: the SIGTERM came too late ($stopped_c of $steps_a steps)"
+id2=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C)
+st2=$(wait_done "$id2" 150)
+[ "$st2" = COMPLETED ] || fail "job $id2 (resubmitted runs/C): state $st2, expected COMPLETED"
+grep -q "an earlier attempt left .* ($stopped_c step(s) in its ledger)" run-c.out ||
+  fail "run-c.out: the resubmitted job did not resume the $stopped_c steps"
+[ "$(json runs/C/summary.json steps)" = "$steps_a" ] || fail "runs/C: not the $steps_a steps of runs/A"
+"$py" - "$eps_a" "$(json runs/C/summary.json epsilon)" <<'EOF' || fail "runs/C: epsilon differs from runs/A's $eps_a"
+import sys
+a, b = float(sys.argv[1]), float(sys.argv[2])
+sys.exit(0 if abs(a - b) <= 1e-9 * abs(a) else 1)
+EOF
+say "7. job $id stopped by SIGTERM to its batch shell at step $stopped_c ($st); job $id2 resumed runs/C to $steps_a steps, the same epsilon"
 say "PASS"

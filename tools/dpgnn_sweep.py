@@ -27,7 +27,8 @@ Why it is built this way:
   `stopped_by` which limit ended each run and warns when the target did.
 - Keys are checked against `dpgnn train --help-config` (the trainer's own schema), so the
   sweep never disagrees with the trainer about which keys exist; values are checked by the
-  trainer itself (`plan --check` dry-runs every task).
+  trainer itself: `plan` runs `dpgnn train --check` (no data opened) on enough tasks to cover
+  every grid value of every method (`--check-all`: every task; `--no-check`: none).
 - Non-private methods (gcn, mlp) do not depend on privacy.* keys: their tasks drop the
   privacy.* grid keys (one run per remaining grid point) and they are drawn as horizontal
   lines, as the non-private baselines in the paper's Table 1.
@@ -289,6 +290,7 @@ def cmd_plan(args):
     dpgnn = find_dpgnn(args.dpgnn)
     spec = load_spec(args.spec, dpgnn)
     tasks = expand(spec)
+    checked = 0 if args.no_check else validate_tasks(args.spec, spec, tasks, dpgnn, args.check_all)
     out = os.path.abspath(args.out)
     tsv = tasks_tsv(spec, tasks)
     old = os.path.join(out, "tasks.tsv")
@@ -320,28 +322,42 @@ def cmd_plan(args):
         write_file(os.path.join(out, "sweep.env"), "\n".join(env) + "\n")
     except OSError as e:
         raise SweepError("%s: cannot write the sweep directory: %s" % (out, e), EXIT_IO)
-    say("planned %d tasks (%s) in %s" % (len(tasks), ", ".join(
-        "%s: %d" % (m["label"], sum(t["method"] == m["label"] for t in tasks)) for m in spec["methods"]), out))
-    if args.check:
-        check_tasks(out, meta)
+    say("planned %d tasks (%s) in %s; %d checked with dpgnn train --check" % (len(tasks), ", ".join(
+        "%s: %d" % (m["label"], sum(t["method"] == m["label"] for t in tasks)) for m in spec["methods"]), out, checked))
     return 0
 
 
-def check_tasks(out, meta):
-    """`dpgnn train --dry-run` for every task: the trainer validates every key and value."""
-    bad = 0
-    for t in meta["tasks"]:
-        cmd = [meta["dpgnn"], "train", "--config", os.path.join(out, t["config"]), "--dry-run"]
+def covering_tasks(spec, tasks):
+    """Per method, the "diagonal" tasks: task j takes the j-th value of every grid key (cycling),
+    so every value of every key is checked with max(list lengths) tasks, not the whole product."""
+    chosen = []
+    for m in spec["methods"]:
+        own = [t for t in tasks if t["method"] == m["label"]]
+        axes = [(k, v) for k, v in spec["grid"] if m["private"] or not k.startswith("privacy.")]
+        by_point = {tuple(t["grid"][k] for k, _ in axes): t for t in own}
+        for j in range(max((len(v) for _, v in axes), default=1)):
+            t = by_point[tuple(v[j % len(v)] for _, v in axes)]
+            if t not in chosen:
+                chosen.append(t)
+    return chosen
+
+
+def validate_tasks(spec_path, spec, tasks, dpgnn, check_all):
+    """`dpgnn train --check` (the trainer's own validation, no data opened) on the tasks' configs."""
+    configs = {m["label"]: m["config"] for m in spec["methods"]}
+    todo = tasks if check_all else covering_tasks(spec, tasks)
+    for t in todo:
+        cmd = [dpgnn, "train", "--config", configs[t["method"]], "--check"]
         for kv in t["set"]:
             cmd += ["--set", kv]
-        r = subprocess.run(cmd, cwd=meta["workdir"], capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            bad += 1
-            last = (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
-            say("task %d (%s): invalid: %s" % (t["task"], t["run_dir"], last))
-    if bad:
-        raise SweepError("%d of %d tasks have an invalid config (above)" % (bad, len(meta["tasks"])))
-    say("checked %d tasks with dpgnn train --dry-run" % len(meta["tasks"]))
+            last = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
+            last = re.sub(r"^\[[^]]*\] (error )?", "", last)
+            point = " ".join("%s=%s" % kv for kv in t["grid"].items() if kv[1] != "")
+            raise spec_error(spec_path, "methods.%s" % t["method"],
+                             "dpgnn train --check rejects the task with %s: %s" % (point or "no grid values", last))
+    return len(todo)
 
 
 # ---- run ---------------------------------------------------------------------------------------------
@@ -655,7 +671,7 @@ def cmd_all(args):
 
 
 def main(argv):
-    p = argparse.ArgumentParser(prog="dpgnn_sweep.py", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog=os.environ.get("DPGNN_SWEEP_PROG", "dpgnn_sweep.py"), description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Spec format, SLURM flow, CSV columns: docs/sweeps.md")
     sub = p.add_subparsers(dest="command", required=True)
@@ -664,7 +680,9 @@ def main(argv):
         q.add_argument("spec", help="sweep spec (YAML), e.g. configs/sweeps/cora-figure2.yaml")
         q.add_argument("--out", required=True, help="sweep directory to create")
         q.add_argument("--force", action="store_true", help="re-plan a sweep directory that holds another plan")
-        q.add_argument("--check", action="store_true", help="dry-run every task with dpgnn train --dry-run")
+        q.add_argument("--check-all", action="store_true",
+                       help="check every task with dpgnn train --check (default: enough tasks to cover every grid value)")
+        q.add_argument("--no-check", action="store_true", help="do not run dpgnn train --check")
 
     def run_args(q):
         q.add_argument("--ranks", type=int, help="MPI ranks per run (default: the spec's ranks)")

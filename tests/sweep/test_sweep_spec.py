@@ -9,7 +9,7 @@ import json
 import os
 import struct
 
-from sweep_support import TempDirTest, dpgnn_binary, main, sweep, write
+from sweep_support import TempDirTest, dpgnn_binary, main, run, sweep, test_env, write
 
 BASES = {
     "drw": "method: drw\ndata: {dataset: data/x.h5}\ntrain: {max_steps: 50}\n",
@@ -46,9 +46,14 @@ class SweepSpec(TempDirTest):
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "sweep")), "a bad spec must not create the sweep")
         return out
 
-    def plan_good(self):
+    def plan_good(self, check=False):
+        """Plans GOOD_SPEC; the trainer's value checks (0.5 s per task) only where asked for."""
         spec = write(os.path.join(self.tmp, "good.yaml"), GOOD_SPEC)
-        sweep("plan", spec, "--out", os.path.join(self.tmp, "sweep"), cwd=self.tmp)
+        code, out = sweep("plan", spec, "--out", os.path.join(self.tmp, "sweep"), *([] if check else ["--no-check"]),
+                          cwd=self.tmp)
+        if check:
+            # drw and dp-mlp: 3 tasks cover the 3 noise multipliers and 2 seeds; gcn: its 2 seeds.
+            self.assertIn("; 8 checked with dpgnn train --check", out)
         return os.path.join(self.tmp, "sweep")
 
     def test_an_unknown_top_level_field_is_an_error_naming_the_field(self):
@@ -91,12 +96,17 @@ class SweepSpec(TempDirTest):
         out = self.plan_bad(spec)
         self.assertIn("methods: must be a non-empty mapping", out)
 
+    def test_a_grid_value_the_trainer_rejects_is_an_error_naming_the_method_and_the_value(self):
+        out = self.plan_bad(GOOD_SPEC.replace("[1, 2.5, 4]", "[1, -2.5, 4]"))
+        self.assertIn("methods.drw: dpgnn train --check rejects the task with privacy.noise_multiplier=-2.5", out)
+        self.assertIn("privacy.noise_multiplier", out.split("rejects")[1].split(":", 1)[1])
+
     def test_a_grid_value_that_is_a_list_is_an_error(self):
         out = self.plan_bad(GOOD_SPEC.replace("train.seed: [1, 2]", "train.seed: [[1, 2]]"))
         self.assertIn("grid.train.seed: must be a scalar", out)
 
     def test_plan_writes_one_task_per_method_and_grid_point_and_non_private_methods_skip_the_privacy_keys(self):
-        d = self.plan_good()
+        d = self.plan_good(check=True)
         with open(os.path.join(d, "tasks.tsv")) as f:
             rows = [line.rstrip("\n").split("\t") for line in f]
         self.assertEqual(rows[0], ["task", "method", "config", "run_dir", "privacy.noise_multiplier", "train.seed",
@@ -121,12 +131,12 @@ class SweepSpec(TempDirTest):
 
     def test_plan_again_is_a_no_op_but_another_plan_is_refused_without_force(self):
         d = self.plan_good()
-        sweep("plan", os.path.join(self.tmp, "good.yaml"), "--out", d, cwd=self.tmp)
+        sweep("plan", os.path.join(self.tmp, "good.yaml"), "--out", d, "--no-check", cwd=self.tmp)
         other = write(os.path.join(self.tmp, "other.yaml"), GOOD_SPEC.replace("[1, 2]", "[1, 2, 3]"))
-        code, out = sweep("plan", other, "--out", d, cwd=self.tmp, check=False)
+        code, out = sweep("plan", other, "--out", d, "--no-check", cwd=self.tmp, check=False)
         self.assertEqual(code, 2, out)
         self.assertIn("holds another plan", out)
-        sweep("plan", other, "--out", d, "--force", cwd=self.tmp)
+        sweep("plan", other, "--out", d, "--force", "--no-check", cwd=self.tmp)
         with open(os.path.join(d, "tasks.tsv")) as f:
             self.assertEqual(len(f.readlines()), 1 + 2 * 9 + 3)
 
@@ -182,6 +192,20 @@ class SweepSpec(TempDirTest):
         self.assertIn("sbatch --array=1,3-12%3 --ntasks=2 ", out)
         self.assertIn("-p gpu ", out)
         self.assertTrue(out.rstrip().endswith("cluster/sweep-array.sbatch " + d), out)
+
+    def test_dpgnn_sweep_runs_the_tool_and_makes_it_train_with_the_same_binary(self):
+        env = test_env()
+        dpgnn = env.pop("DPGNN_BIN")
+        spec = write(os.path.join(self.tmp, "good.yaml"), GOOD_SPEC)
+        d = os.path.join(self.tmp, "sweep")
+        code, out = run([dpgnn, "sweep", "plan", spec, "--out", d, "--no-check"], cwd=self.tmp, env=env)
+        self.assertIn("planned 14 tasks", out)
+        with open(os.path.join(d, "sweep.json")) as f:
+            self.assertEqual(json.load(f)["dpgnn"], os.path.realpath(dpgnn))
+        code, out = run([dpgnn, "sweep", "--help"], env=env)
+        self.assertIn("usage: dpgnn sweep", out)
+        code, out = run([dpgnn, "sweep", "frobnicate"], env=env, check=False)
+        self.assertEqual(code, 2, out)
 
 
 if __name__ == "__main__":

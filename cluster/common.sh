@@ -54,6 +54,9 @@ sbatch --chdir says otherwise). See docs/cluster.md."
     dpgnn_die "not inside a SLURM job (SLURM_JOB_ID is unset): submit this script with sbatch, or run launch/dpgnn-mpirun directly"
   local config="$1" run_dir="$2"
   shift 2
+  if [ -z "$config" ] || [ -z "$run_dir" ]; then
+    dpgnn_die "CONFIG (argument 1) and RUN_DIR (argument 2) must not be empty"
+  fi
   DPGNN_EXTRA_ARGS=("$@")
   case "$config" in /*) ;; *) config="$PWD/$config" ;; esac
   case "$run_dir" in /*) ;; *) run_dir="$PWD/$run_dir" ;; esac

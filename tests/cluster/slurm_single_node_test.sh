@@ -336,13 +336,17 @@ EOF
 say "3. job $id_b COMPLETED after a requeue at step $stopped_at: $steps_b steps, epsilon $eps_b (uninterrupted: $eps_a), ledger complete"
 
 # ---- 4. resubmitting a finished run changes nothing ------------------------------------------
+# Submitted from the checkout without DPGNN_HOME (the script finds the repository as the
+# submit directory) with --chdir to this work directory (CONFIG and RUN_DIR relative to it).
 sum_before=$(cksum <runs/A/summary.json)
-id=$(submit again-a -N1 --ntasks=2 "$script" config.yaml runs/A)
+id=$(cd "$src" && env -u DPGNN_HOME SLURM_CONF="$conf" sbatch --parsable -J again-a -o "$tmp/work/again-a.out" \
+  --chdir "$tmp/work" -N1 --ntasks=2 cluster/single-node.sbatch config.yaml runs/A | cut -d';' -f1)
 st=$(wait_done "$id" 60)
 [ "$st" = COMPLETED ] || fail "job $id (runs/A again): state $st, expected COMPLETED"
-grep -q "the run has finished already" again-a.out || fail "again-a.out: no 'finished already' message"
+grep -q "the run has finished already ($tmp/work/runs/A/summary.json" again-a.out ||
+  fail "again-a.out: no 'finished already' message for $tmp/work/runs/A"
 [ "$(cksum <runs/A/summary.json)" = "$sum_before" ] || fail "resubmitting runs/A changed its summary.json"
-say "4. job $id on the finished runs/A: nothing to do, summary unchanged"
+say "4. job $id on the finished runs/A (submitted from the checkout, --chdir here): nothing to do, summary unchanged"
 
 # ---- 5. the multi-node scripts on this one node: srun --mpi=pmix, and mpirun in the allocation --
 short=(--set train.max_steps=20)

@@ -550,7 +550,7 @@ def cmd_collect(args):
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     say("wrote %s: %d rows (%s)" % (out, len(rows), ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items()))))
     by_target = [r for r in rows if r["stopped_by"] == "target_epsilon"]
-    if by_target:
+    if by_target and "privacy.target_epsilon" not in meta["grid_keys"]:  # a grid over the target means to stop there
         say("warning: %d run(s) stopped before train.max_steps because the next step would exceed "
             "privacy.target_epsilon (%s): their epsilon is set by the target, not by the noise multiplier and "
             "the steps; raise privacy.target_epsilon in the spec's set: for a fixed-steps sweep" %

@@ -52,10 +52,10 @@ class SweepArrayTask(TempDirTest):
         super().setUp()
         self.sweep_dir = os.path.join(self.tmp, "sweep")
 
-    def plan(self, spec=SPEC):
+    def plan(self, spec=SPEC, *options):
         # Planned from the data folder: the configs' relative data paths are relative to it.
         spec_path = write(os.path.join(DATA["dir"], "spec-%s.yaml" % os.path.basename(self.tmp)), spec)
-        sweep("plan", spec_path, "--out", self.sweep_dir, cwd=DATA["dir"])
+        sweep("plan", spec_path, "--out", self.sweep_dir, *options, cwd=DATA["dir"])
         os.remove(spec_path)
         with open(os.path.join(self.sweep_dir, "tasks.tsv")) as f:
             return [line.rstrip("\n").split("\t") for line in f][1:]
@@ -122,9 +122,10 @@ class SweepArrayTask(TempDirTest):
         self.assertIn("no task 2 (the sweep has 2 tasks: 0-1)", out)
 
     def test_run_goes_on_past_a_failed_task_and_exits_non_zero_naming_it(self):
-        # train.lr must be > 0: the first task fails in dpgnn's config check, the second trains.
+        # train.lr must be > 0: planned without the checks, the first task fails when dpgnn
+        # validates its config, the second trains.
         spec = SPEC.replace("train.eval_every: [0, 6]", "train.lr: [-1, 0.01]")
-        tasks = self.plan(spec)
+        tasks = self.plan(spec, "--no-check")
         code, out = sweep("run", self.sweep_dir, check=False)
         self.assertEqual(code, 1, out)
         self.assertIn("task 1/2 (id 0) drw noise_multiplier=2 lr=-1: FAILED", out)

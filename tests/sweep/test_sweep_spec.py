@@ -9,7 +9,7 @@ import json
 import os
 import struct
 
-from sweep_support import TempDirTest, dpgnn_binary, main, run, sweep, test_env, write
+from sweep_support import SOURCE_DIR, TempDirTest, dpgnn_binary, main, run, sweep, test_env, write
 
 BASES = {
     "drw": "method: drw\ndata: {dataset: data/x.h5}\ntrain: {max_steps: 50}\n",
@@ -206,6 +206,19 @@ class SweepSpec(TempDirTest):
         self.assertIn("usage: dpgnn sweep", out)
         code, out = run([dpgnn, "sweep", "frobnicate"], env=env, check=False)
         self.assertEqual(code, 2, out)
+
+    def test_every_shipped_sweep_spec_plans_with_its_values_checked_by_the_trainer(self):
+        folder = os.path.join(SOURCE_DIR, "configs", "sweeps")
+        specs = []
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name)) as f:
+                if name.endswith(".yaml") and any(line.startswith("methods:") for line in f):
+                    specs.append(name)
+        self.assertIn("cora-figure2.yaml", specs)
+        for name in specs:
+            d = os.path.join(self.tmp, name)
+            code, out = sweep("plan", os.path.join("configs", "sweeps", name), "--out", d, cwd=SOURCE_DIR)
+            self.assertRegex(out, r"planned \d+ tasks .*; [1-9]\d* checked with dpgnn train --check")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ while IFS= read -r v; do unset "$v"; done < <(compgen -e | grep '^SLURM_' || tru
 tmp="$(mktemp -d /tmp/dpgnn-slurm.XXXXXX)"
 chmod 755 "$tmp"  # munged wants every directory above its socket searchable by all
 conf="$tmp/slurm.conf"
-munged_pid="" slurmctld_pid="" slurmd_pid=""
+munged_pid="" slurmctld_pid="" slurmd_pid="" watchdog_pid=""
 sl() { SLURM_CONF="$conf" "$@"; }  # a SLURM client command against this test's cluster
 
 # The processes of this test's cluster: the daemons and everything they started (job steps
@@ -81,6 +81,10 @@ cleanup() {
   local rc=$?
   set +e
   local jobs=() left=()
+  if [ -n "$watchdog_pid" ]; then
+    mapfile -t left < <(pgrep -P "$watchdog_pid")
+    kill "$watchdog_pid" "${left[@]+"${left[@]}"}" 2>/dev/null
+  fi
   if [ -n "$slurmctld_pid" ]; then
     mapfile -t jobs < <(sl squeue -h -o %A 2>/dev/null)
     if [ ${#jobs[@]} -gt 0 ]; then
@@ -97,7 +101,13 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+# The test's own limit (DPGNN_SLURM_TEST_LIMIT_S, default 330 s), well inside ctest's TIMEOUT (400 s): a SIGTERM from the watchdog (or
+# anyone) fails the test with the logs, and the EXIT trap still stops every daemon.
+limit_s="${DPGNN_SLURM_TEST_LIMIT_S:-330}"
+trap 'fail "stopped by SIGTERM (the test gives up after $limit_s s)"' TERM
+(sleep "$limit_s" && kill -TERM $$) &
+watchdog_pid=$!
 
 fail() {
   echo "FAIL: $*"

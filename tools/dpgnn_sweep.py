@@ -279,6 +279,11 @@ def tasks_tsv(spec, tasks):
     return "\n".join(lines) + "\n"
 
 
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def write_file(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -294,12 +299,17 @@ def cmd_plan(args):
     out = os.path.abspath(args.out)
     tsv = tasks_tsv(spec, tasks)
     old = os.path.join(out, "tasks.tsv")
-    if os.path.exists(old):
-        with open(old) as f:
-            same = f.read() == tsv
-        if not same and not args.force:
-            raise SweepError("%s: the sweep directory holds another plan (tasks.tsv differs); choose another "
-                             "--out, or --force to re-plan (runs already there are kept, never deleted)" % out)
+    if os.path.exists(old) and not args.force:
+        # The same plan again is a no-op; another one (other tasks, or a base config that changed
+        # since: started runs would no longer resume) needs --force.
+        differs = [] if read_text(old) == tsv else ["tasks.tsv"]
+        for m in spec["methods"]:
+            frozen = os.path.join(out, "configs", m["label"] + ".yaml")
+            if os.path.exists(frozen) and read_text(frozen) != read_text(m["config"]):
+                differs.append("configs/%s.yaml (the base config changed)" % m["label"])
+        if differs:
+            raise SweepError("%s: the sweep directory holds another plan (%s differs); choose another --out, or "
+                             "--force to re-plan (runs already there are kept, never deleted)" % (out, ", ".join(differs)))
     try:
         os.makedirs(os.path.join(out, "configs"), exist_ok=True)
         os.makedirs(os.path.join(out, "runs"), exist_ok=True)

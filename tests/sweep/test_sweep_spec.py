@@ -139,6 +139,12 @@ class SweepSpec(TempDirTest):
         sweep("plan", other, "--out", d, "--force", "--no-check", cwd=self.tmp)
         with open(os.path.join(d, "tasks.tsv")) as f:
             self.assertEqual(len(f.readlines()), 1 + 2 * 9 + 3)
+        # The same tasks from a base config that changed since: the frozen copy would no longer
+        # match the runs it started, so this is another plan too.
+        write(os.path.join(self.tmp, "base", "drw.yaml"), BASES["drw"] + "model: {hidden: 8}\n")
+        code, out = sweep("plan", other, "--out", d, "--no-check", cwd=self.tmp, check=False)
+        self.assertEqual(code, 2, out)
+        self.assertIn("configs/drw.yaml (the base config changed) differs", out)
 
     def fake_run(self, d, run_dir, summary, max_steps):
         """A finished run as dpgnn train leaves it: the resolved config and the summary."""

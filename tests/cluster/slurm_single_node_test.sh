@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real SLURM test of cluster/single-node.sbatch (issue 7): starts a private one-node SLURM
+# A real SLURM test of the cluster/ batch scripts (issue 7): starts a private one-node SLURM
 # on this machine (its own munged, slurmctld and slurmd, every file in a temporary
 # directory, ports that are free), then
 #   1. submits the batch script without arguments: the job fails with the usage message;
@@ -10,7 +10,13 @@
 #      steps but fewer than train.max_steps, waits for the second attempt, and checks that it
 #      resumed (restart count 1, the log of both attempts, "resuming"), that it ended with the
 #      same steps and the same epsilon as RUN_A, and that its ledger holds every step exactly
-#      once (no step lost, none recorded twice).
+#      once (no step lost, none recorded twice);
+#   4. resubmits RUN_A from the checkout without DPGNN_HOME, with --chdir: "finished already";
+#   5. runs cluster/multi-node-srun.sbatch (srun --mpi=pmix) and multi-node-mpirun.sbatch on
+#      the one node with 2 ranks;
+#   6. runs multi-node-srun.sbatch with an srun that lacks PMIx: exit status 2, a message;
+#   7. sends SIGTERM to the batch shell alone (scancel --batch) of a third run, then
+#      resubmits it: the shell stopped the ranks, and the run resumes to RUN_A's epsilon.
 # Why the setup looks like this:
 #   - The daemons of a system SLURM/munge (if any) are never touched: munged gets its own key,
 #     socket and pid file, and every client command gets SLURM_CONF pointing at the generated

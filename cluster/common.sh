@@ -111,7 +111,14 @@ sbatch --chdir says otherwise). See docs/cluster.md."
     exit 0
   fi
   DPGNN_TRAIN_ARGS=(train --config "$DPGNN_CONFIG" --out "$DPGNN_RUN_DIR")
-  if [ -f "$DPGNN_RUN_DIR/config.yaml" ]; then
+  if [ -f "$DPGNN_RUN_DIR/config.yaml" ] && [ ! -f "$DPGNN_RUN_DIR/run.json" ] && [ ! -f "$DPGNN_RUN_DIR/ledger.jsonl" ]; then
+    # dpgnn writes config.yaml, then run.json, and only then opens the ledger and trains: an
+    # attempt killed between the first two trained nothing, and --resume would fail on the
+    # missing run.json. Start afresh over it (--force never overwrites a ledger).
+    DPGNN_MODE=fresh
+    DPGNN_TRAIN_ARGS+=(--force)
+    dpgnn_log "an earlier attempt stopped before training (config.yaml but no run.json, no ledger): starting afresh in $DPGNN_RUN_DIR (--force)"
+  elif [ -f "$DPGNN_RUN_DIR/config.yaml" ]; then
     DPGNN_MODE=resume
     DPGNN_TRAIN_ARGS+=(--resume)
     local recorded=0

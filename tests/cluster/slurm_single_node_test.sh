@@ -13,7 +13,7 @@
 #      once (no step lost, none recorded twice);
 #   4. resubmits RUN_A from the checkout without DPGNN_HOME, with --chdir: "finished already";
 #   5. runs cluster/multi-node-srun.sbatch (srun --mpi=pmix) and multi-node-mpirun.sbatch on
-#      the one node with 2 ranks;
+#      the one node with 2 ranks (the latter over a config.yaml left without run.json);
 #   6. runs multi-node-srun.sbatch with an srun that lacks PMIx: exit status 2, a message;
 #   7. sends SIGTERM to the batch shell alone (scancel --batch) of a third run, then
 #      resubmits it: the shell stopped the ranks, and the run resumes to RUN_A's epsilon.
@@ -365,13 +365,21 @@ grep -q "the run has finished already ($tmp/work/runs/A/summary.json" again-a.ou
 say "4. job $id on the finished runs/A (submitted from the checkout, --chdir here): nothing to do, summary unchanged"
 
 # ---- 5. the multi-node scripts on this one node: srun --mpi=pmix, and mpirun in the allocation --
+# The mpirun job finds what an attempt killed between dpgnn's first two files leaves (a
+# config.yaml, no run.json, no ledger): it must start afresh, not fail on --resume.
 short=(--set train.max_steps=20)
+mkdir -p runs/mpirun
+echo "# an attempt killed before run.json" >runs/mpirun/config.yaml
 for kind in srun mpirun; do
   id=$(submit "multi-$kind" -N1 --ntasks=2 "$src/cluster/multi-node-$kind.sbatch" config.yaml "runs/$kind" "${short[@]}")
   st=$(wait_done "$id" 90)
   [ "$st" = COMPLETED ] || fail "job $id (multi-node-$kind.sbatch): state $st, expected COMPLETED"
   [ "$(json "runs/$kind/summary.json" ranks)" = 2 ] || fail "runs/$kind/summary.json: not 2 ranks"
   [ "$(json "runs/$kind/summary.json" steps)" = 20 ] || fail "runs/$kind/summary.json: not the 20 steps of --set train.max_steps=20"
+  if [ "$kind" = mpirun ]; then
+    grep -q "an earlier attempt stopped before training" multi-mpirun.out ||
+      fail "multi-mpirun.out: the config.yaml without run.json was not started afresh"
+  fi
   say "5. job $id (multi-node-$kind.sbatch) COMPLETED: 2 ranks, 20 steps"
 done
 

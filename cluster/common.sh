@@ -12,7 +12,8 @@
 #     the same noise (src/train/trainer.cpp, docs/outputs.md). So each attempt only has to
 #     decide, from the run directory, which of three things to do:
 #       summary.json exists      -> the run has finished: say so and exit 0,
-#       config.yaml exists       -> an earlier attempt started it: `train --resume`,
+#       config.yaml exists       -> an earlier attempt started it: `train --resume`
+#                                   (unless it stopped before run.json and any step: afresh),
 #       otherwise                -> a fresh `train`.
 #     Killing a rank at any point is therefore safe, and no spent privacy budget is lost or
 #     spent twice (the replayed steps release the same noisy gradients again).
@@ -105,7 +106,7 @@ sbatch --chdir says otherwise). See docs/cluster.md."
   fi
   dpgnn_log "config $DPGNN_CONFIG, run directory $DPGNN_RUN_DIR, binary $DPGNN_BIN"
 
-  # The three cases (top of this file).
+  # The cases (top of this file).
   if [ -f "$DPGNN_RUN_DIR/summary.json" ]; then
     dpgnn_log "the run has finished already ($DPGNN_RUN_DIR/summary.json exists): nothing to do"
     exit 0

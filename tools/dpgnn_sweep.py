@@ -57,7 +57,9 @@ NON_PRIVATE_METHODS = ("gcn", "mlp")
 SPEC_KEYS = ("name", "description", "methods", "grid", "set", "ranks", "seed_key")
 METHOD_KEYS = ("config", "set")
 RESULTS_CSV = "results.csv"
+EVALUATIONS_CSV = "evaluations.csv"
 FIGURE = "accuracy_vs_epsilon.png"
+CHECKPOINTS_FIGURE = "accuracy_vs_epsilon_checkpoints.png"
 
 
 class SweepError(Exception):
@@ -539,26 +541,60 @@ def results_rows(sweep_dir, meta):
     return rows
 
 
-def cmd_collect(args):
-    sweep_dir = os.path.abspath(args.sweep_dir)
-    meta = load_plan(sweep_dir)
-    rows = results_rows(sweep_dir, meta)
-    columns = (["task", "method", "dpgnn_method"] + meta["grid_keys"] + ["seed", "status"] + list(SUMMARY_COLUMNS) +
-               ["run_dir"])
-    out = os.path.join(sweep_dir, RESULTS_CSV)
+EVALUATION_COLUMNS = ("step", "epsilon", "val_accuracy", "test_accuracy", "val_f1_micro", "test_f1_micro")
+
+
+def evaluation_rows(sweep_dir, meta):
+    """Every evaluation during training (metrics.jsonl lines with a test metric), per task."""
+    rows = []
+    for t in meta["tasks"]:
+        path = os.path.join(sweep_dir, t["run_dir"], "metrics.jsonl")
+        if not os.path.isfile(path):
+            continue
+        by_step = {}
+        with open(path) as f:
+            for line in f:
+                try:
+                    m = json.loads(line)
+                except ValueError:
+                    continue  # a last line cut short by a kill
+                if isinstance(m, dict) and ("test_accuracy" in m or "test_f1_micro" in m):
+                    by_step[m.get("step")] = m  # a resumed run may evaluate a replayed step again: the last counts
+        for step in sorted(k for k in by_step if isinstance(k, int)):
+            row = {"task": t["task"], "method": t["method"], "dpgnn_method": t["dpgnn_method"]}
+            row.update(t["grid"])
+            row.update({c: ("" if by_step[step].get(c) is None else by_step[step][c]) for c in EVALUATION_COLUMNS})
+            row["run_dir"] = t["run_dir"]
+            rows.append(row)
+    return rows
+
+
+def write_csv(path, columns, rows):
     try:
-        with open(out + ".tmp", "w", newline="") as f:
+        with open(path + ".tmp", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=columns)
             w.writeheader()
             for r in rows:
                 w.writerow(r)  # floats as repr(): the shortest text that reads back the same number
-        os.replace(out + ".tmp", out)
+        os.replace(path + ".tmp", path)
     except OSError as e:
-        raise SweepError("%s: cannot write: %s" % (out, e.strerror), EXIT_IO)
+        raise SweepError("%s: cannot write: %s" % (path, e.strerror), EXIT_IO)
+
+
+def cmd_collect(args):
+    sweep_dir = os.path.abspath(args.sweep_dir)
+    meta = load_plan(sweep_dir)
+    rows = results_rows(sweep_dir, meta)
+    head = ["task", "method", "dpgnn_method"] + meta["grid_keys"]
+    out = os.path.join(sweep_dir, RESULTS_CSV)
+    write_csv(out, head + ["seed", "status"] + list(SUMMARY_COLUMNS) + ["run_dir"], rows)
+    evals = evaluation_rows(sweep_dir, meta)
+    write_csv(os.path.join(sweep_dir, EVALUATIONS_CSV), head + list(EVALUATION_COLUMNS) + ["run_dir"], evals)
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    say("wrote %s: %d rows (%s)" % (out, len(rows), ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items()))))
+    say("wrote %s: %d rows (%s); %s: %d evaluations" % (
+        out, len(rows), ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items())), EVALUATIONS_CSV, len(evals)))
     by_target = [r for r in rows if r["stopped_by"] == "target_epsilon"]
     if by_target and "privacy.target_epsilon" not in meta["grid_keys"]:  # a grid over the target means to stop there
         say("warning: %d run(s) stopped before train.max_steps because the next step would exceed "
@@ -615,7 +651,19 @@ def cmd_plot(args):
     meta = load_plan(sweep_dir)
     rows = read_results(os.path.join(sweep_dir, RESULTS_CSV))
     metric = "test_accuracy" if any(num(r.get("test_accuracy")) is not None for r in rows) else "test_f1_micro"
-    series = plot_series(rows, meta["grid_keys"], meta["seed_key"], metric)
+    if args.checkpoints:
+        # The paper's reading: accuracy at the epsilon spent so far, at every evaluation of a run.
+        # One line per private method and grid point (seeds averaged, step by step).
+        other = [k for k in meta["grid_keys"] if k != meta["seed_key"]]
+        pseudo = []
+        for r in read_results(os.path.join(sweep_dir, EVALUATIONS_CSV)):
+            if r["dpgnn_method"] in PRIVATE_METHODS:
+                values = " ".join("%s=%s" % (k.split(".")[-1], r[k]) for k in other if r.get(k))
+                pseudo.append(dict(r, method=(r["method"] + " " + values).strip(), status="done"))
+        series = plot_series(pseudo, ["step"], None, metric) + plot_series(
+            [r for r in rows if r["dpgnn_method"] not in PRIVATE_METHODS], meta["grid_keys"], meta["seed_key"], metric)
+    else:
+        series = plot_series(rows, meta["grid_keys"], meta["seed_key"], metric)
     if not any(s["private"] and s["points"] for s in series):
         raise SweepError("%s: no finished private run with an epsilon: nothing to plot" %
                          os.path.join(sweep_dir, RESULTS_CSV), EXIT_FAILED)
@@ -625,15 +673,23 @@ def cmd_plot(args):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=args.dpi)
+    # One colour per method of the spec (its label's first word); the lines of one method
+    # (grid points, with --checkpoints) differ in marker and line style.
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, s in enumerate(series):
-        c = colors[i % len(colors)]
+    methods = [m["label"] for m in meta["methods"]]
+    markers, styles = "osd^v<>px", ["-", "--", "-.", ":"]
+    seen = {}
+    for s in series:
+        base = s["label"].split(" ")[0]
+        c = colors[(methods.index(base) if base in methods else len(methods)) % len(colors)]
+        k = seen[base] = seen.get(base, -1) + 1
         pts = s["points"]
         if s["private"]:
             x = [p["epsilon"] for p in pts]
             y = [p["mean"] for p in pts]
             err = [[p["mean"] - p["min"] for p in pts], [p["max"] - p["mean"] for p in pts]]
-            ax.errorbar(x, y, yerr=err, color=c, marker="o", capsize=3, label=s["label"])
+            ax.errorbar(x, y, yerr=err, color=c, marker=markers[k % len(markers)], linestyle=styles[k % len(styles)],
+                        capsize=3, markersize=5, label=s["label"])
         else:
             runs = sum(p["n"] for p in pts)
             level = sum(p["mean"] * p["n"] for p in pts) / runs
@@ -647,12 +703,15 @@ def cmd_plot(args):
     if args.logx:
         ax.set_xscale("log")
     seeds = max((p["n"] for s in series for p in s["points"]), default=1)
-    ax.set_title("%s: %s vs epsilon%s" % (meta["name"], "accuracy" if metric == "test_accuracy" else "F1 micro",
-                                         " (mean, min-max over %d seeds)" % seeds if seeds > 1 else ""))
+    ax.set_title("%s: %s vs epsilon%s%s" % (meta["name"], "accuracy" if metric == "test_accuracy" else "F1 micro",
+                                           " during training" if args.checkpoints else "",
+                                           "\n(mean and min-max over %d seeds)" % seeds if seeds > 1 else ""),
+                 fontsize="medium")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small" if len(series) > 4 else "medium", ncol=2 if len(series) > 8 else 1)
     fig.tight_layout()
-    out = os.path.abspath(args.out) if args.out else os.path.join(sweep_dir, FIGURE)
+    out = os.path.abspath(args.out) if args.out else os.path.join(
+        sweep_dir, CHECKPOINTS_FIGURE if args.checkpoints else FIGURE)
     try:
         fig.savefig(out)
     except OSError as e:
@@ -701,6 +760,9 @@ def main(argv):
     def plot_args(q):
         q.add_argument("--logx", action="store_true", help="logarithmic epsilon axis")
         q.add_argument("--dpi", type=int, default=120)
+        q.add_argument("--checkpoints", action="store_true",
+                       help="plot every evaluation during training (evaluations.csv) instead of the final results: "
+                            "one line per private method and grid point (SWEEP_DIR/%s)" % CHECKPOINTS_FIGURE)
 
     q = sub.add_parser("plan", help="write SWEEP_DIR/tasks.tsv and the frozen configs")
     plan_args(q)

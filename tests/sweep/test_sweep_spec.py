@@ -164,8 +164,21 @@ class SweepSpec(TempDirTest):
         gcn_s1 = next(r for r in rows if r[1] == "gcn" and r[5] == "1")
         self.fake_run(d, gcn_s1[3], {"method": "gcn", "seed": 1, "steps": 50, "epsilon": None,
                                      "test_accuracy": 0.75}, 50)
+        # Its evaluations during training; a resume evaluated step 50 again, and a kill cut a line.
+        write(os.path.join(d, drw_z4_s2[3], "metrics.jsonl"), "\n".join([
+            '{"step": 1, "loss": 1.5, "epsilon": 0.1}',
+            '{"step": 25, "epsilon": 0.7, "val_accuracy": 0.3, "test_accuracy": 0.4}',
+            '{"step": 50, "epsilon": 1.25, "val_accuracy": 0.5, "test_accuracy": 0.6}',
+            '{"step": 50, "epsilon": 1.25, "val_accuracy": 0.5, "test_accuracy": 0.625}',
+            '{"step": 51, "eps']) + "\n")
         code, out = sweep("collect", d)
         self.assertIn("1 run(s) stopped before train.max_steps", out)
+        with open(os.path.join(d, "evaluations.csv"), newline="") as f:
+            evals = list(csv.DictReader(f))
+        self.assertEqual([(e["task"], e["step"], float(e["epsilon"]), float(e["test_accuracy"])) for e in evals],
+                         [(drw_z4_s2[0], "25", 0.7, 0.4), (drw_z4_s2[0], "50", 1.25, 0.625)])
+        self.assertEqual((evals[0]["method"], evals[0]["privacy.noise_multiplier"], evals[0]["train.seed"]),
+                         ("drw", "4", "2"))
         with open(os.path.join(d, "results.csv"), newline="") as f:
             table = list(csv.DictReader(f))
         self.assertEqual(len(table), 14)
@@ -187,6 +200,9 @@ class SweepSpec(TempDirTest):
         self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
         self.assertEqual(png[12:16], b"IHDR")
         self.assertEqual(struct.unpack(">II", png[16:24]), (320, 220))  # 6.4 x 4.4 inches at 50 dpi
+        sweep("plot", d, "--checkpoints", "--dpi", "50")
+        with open(os.path.join(d, "accuracy_vs_epsilon_checkpoints.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
     def test_slurm_prints_an_array_over_the_unfinished_tasks_with_the_ranks_as_tasks(self):
         d = self.plan_good()

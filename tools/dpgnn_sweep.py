@@ -81,20 +81,16 @@ def say(msg):
 
 def find_dpgnn(explicit=None):
     """--dpgnn, $DPGNN_BIN, <repo>/$DPGNN_BUILD_DIR/src/cli/dpgnn, <repo>/build/..., PATH."""
-    candidates = [explicit, os.environ.get("DPGNN_BIN")]
-    build = os.environ.get("DPGNN_BUILD_DIR")
-    if build:
-        candidates.append(os.path.join(build if os.path.isabs(build) else os.path.join(REPO, build), "src/cli/dpgnn"))
-    candidates.append(os.path.join(REPO, "build", "src", "cli", "dpgnn"))
-    for c in candidates:
+    for source, path in (("--dpgnn", explicit), ("DPGNN_BIN", os.environ.get("DPGNN_BIN"))):
+        if path:
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                raise SweepError("dpgnn binary '%s' (from %s) is not an executable file" % (path, source), EXIT_IO)
+            return os.path.abspath(path)
+    build = os.environ.get("DPGNN_BUILD_DIR", "build")
+    path = os.path.join(build if os.path.isabs(build) else os.path.join(REPO, build), "src", "cli", "dpgnn")
+    for c in (path, os.path.join(REPO, "build", "src", "cli", "dpgnn"), shutil.which("dpgnn")):
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
-        if c and c in (explicit, os.environ.get("DPGNN_BIN")):
-            raise SweepError("dpgnn binary '%s' (from %s) is not an executable file" %
-                             (c, "--dpgnn" if c == explicit else "DPGNN_BIN"))
-    on_path = shutil.which("dpgnn")
-    if on_path:
-        return on_path
     raise SweepError("no dpgnn binary: build it (scripts/build.sh), or give --dpgnn PATH or DPGNN_BIN", EXIT_IO)
 
 
@@ -802,6 +798,10 @@ def main(argv):
     except SweepError as e:
         sys.stderr.write("dpgnn_sweep: error: %s\n" % e)
         return e.code
+    except ImportError as e:  # python3-yaml (spec, configs) or python3-matplotlib (plot)
+        sys.stderr.write("dpgnn_sweep: error: %s (interpreter %s): install python3-yaml and python3-matplotlib "
+                         "(scripts/install-deps.sh does)\n" % (e, sys.executable))
+        return EXIT_IO
 
 
 if __name__ == "__main__":

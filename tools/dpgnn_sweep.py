@@ -592,7 +592,9 @@ def cmd_collect(args):
     say("wrote %s: %d rows (%s); %s: %d evaluations" % (
         out, len(rows), ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items())), EVALUATIONS_CSV, len(evals)))
     by_target = [r for r in rows if r["stopped_by"] == "target_epsilon"]
-    if by_target and "privacy.target_epsilon" not in meta["grid_keys"]:  # a grid over the target means to stop there
+    # Only a grid over the noise multiplier wants fixed steps; elsewhere (a grid over the target, or
+    # runs trained until the target as the paper does) stopping at the target is the protocol.
+    if by_target and "privacy.noise_multiplier" in meta["grid_keys"] and "privacy.target_epsilon" not in meta["grid_keys"]:
         say("warning: %d run(s) stopped before train.max_steps because the next step would exceed "
             "privacy.target_epsilon (%s): their epsilon is set by the target, not by the noise multiplier and "
             "the steps; raise privacy.target_epsilon in the spec's set: for a fixed-steps sweep" %

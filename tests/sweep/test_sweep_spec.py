@@ -238,9 +238,13 @@ class SweepSpec(TempDirTest):
                     specs.append(name)
         self.assertIn("cora-figure2.yaml", specs)
         for name in specs:
+            # The trainer checks the values of the spec whose base configs are ours (configs/sweeps/);
+            # tests/configs checks the catalogue's configs the other specs use.
             d = os.path.join(self.tmp, name)
-            code, out = sweep("plan", os.path.join("configs", "sweeps", name), "--out", d, cwd=SOURCE_DIR)
-            self.assertRegex(out, r"planned \d+ tasks .*; [1-9]\d* checked with dpgnn train --check")
+            check = name == "cora-figure2.yaml"
+            code, out = sweep("plan", os.path.join("configs", "sweeps", name), "--out", d,
+                              *([] if check else ["--no-check"]), cwd=SOURCE_DIR)
+            self.assertRegex(out, r"planned \d+ tasks .*; %s checked" % (r"[1-9]\d*" if check else "0"))
 
 
 if __name__ == "__main__":

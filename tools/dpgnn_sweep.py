@@ -8,23 +8,28 @@ FDP against the best DRW sampler). docs/sweeps.md describes the spec and the com
     dpgnn_sweep.py plan SPEC.yaml --out SWEEP_DIR   # SWEEP_DIR/tasks.tsv, sweep.env, spec, configs
     dpgnn_sweep.py run SWEEP_DIR [--ranks R]        # every task, one after another, here
     dpgnn_sweep.py slurm SWEEP_DIR [--submit]       # the sbatch --array command for the same tasks
-    dpgnn_sweep.py collect SWEEP_DIR                # SWEEP_DIR/results.csv
-    dpgnn_sweep.py plot SWEEP_DIR                   # SWEEP_DIR/accuracy_vs_epsilon.png
+    dpgnn_sweep.py collect SWEEP_DIR                # SWEEP_DIR/results.csv, evaluations.csv
+    dpgnn_sweep.py plot SWEEP_DIR [--checkpoints]   # SWEEP_DIR/accuracy_vs_epsilon[_checkpoints].png
     dpgnn_sweep.py all SPEC.yaml --out SWEEP_DIR    # plan + run + collect + plot
 
 Why it is built this way:
-- One implementation of "run task i": cluster/sweep-array.sbatch. `run` calls it with
-  SLURM_ARRAY_TASK_ID=i, exactly as a SLURM array task does, so the requeue-safe logic (skip a
-  finished run, --resume a started one, start a fresh one) is the same code locally and on a
-  cluster, and every local sweep exercises it.
+- One implementation of "run task i": cluster/sweep-array.sbatch (on cluster/common.sh, the
+  requeue logic of every dpgnn batch script). `run` calls it with SLURM_ARRAY_TASK_ID=i,
+  exactly as a SLURM array task does, so the requeue-safe logic (skip a finished run, --resume
+  a started one, start a fresh one) is the same code locally and on a cluster, and every local
+  sweep exercises it.
 - `plan` freezes the sweep: the base configs are copied into SWEEP_DIR/configs/, the tasks are
   written to tasks.tsv (one line per grid point) and the paths (working directory, dpgnn
   binary) to sweep.env. A requeued task weeks later resumes with the same config, which
   `dpgnn train --resume` demands.
 - A grid over privacy.noise_multiplier fixes sigma; the trainer still stops before a step
   that would exceed privacy.target_epsilon (docs/configs.md). A sweep whose points should be
-  limited by steps sets the target high (the shipped specs do); `collect` reports in
-  `stopped_by` which limit ended each run and warns when the target did.
+  limited by steps sets the target high (configs/sweeps/cora-figure2.yaml does); `collect`
+  reports in `stopped_by` which limit ended each run and warns when the target did.
+- Two readings of the paper's figure: `plot` puts one finished run at each point (a noise
+  multiplier trained for its steps); `plot --checkpoints` draws each run's evaluations during
+  training at the epsilon spent so far (metrics.jsonl), as the paper's "accuracy at various
+  epsilon checkpoints during training" does.
 - Keys are checked against `dpgnn train --help-config` (the trainer's own schema), so the
   sweep never disagrees with the trainer about which keys exist; values are checked by the
   trainer itself: `plan` runs `dpgnn train --check` (no data opened) on enough tasks to cover

@@ -105,7 +105,7 @@ AYLE_GRID = {
 AYLE_DP_LR = 0.1           # middle of {0.01, 0.1, 0.2}
 AYLE_NON_DP_LR = 0.01      # "For the non-DP trainings, we fix the learning rate to 0.01."
 AYLE_CLIP = 0.01           # middle of the "clip norm percentage" grid, read as the threshold C
-AYLE_NOISE = 4             # {1, 2, 4, 8} has no middle: 4 (epsilon 8 after ~100-200 steps)
+AYLE_NOISE = 4             # {1, 2, 4, 8} has no middle: 4 (epsilon 8 after ~80-300 steps)
 AYLE_MAX_DEGREE = 2        # {2, 4}: the smaller, N(K, r) and so the noise grow with K
 AYLE_RESTARTS = 2          # R: not stated; Table 4 is floor(N / (1 + R L)) with R = 2, L = depth
 AYLE_EPSILON = 8.0         # "All DP methods are trained with a target budget of epsilon <= 8"
@@ -150,6 +150,24 @@ DAIGAVANE_TABLE9 = {
     ("dp-mlp", "DP-MLP", "adam"): {
         "ogbn-arxiv": (0.003, 10000, "tanh", 1, 2, 1, None),
         "ogbn-products": (0.002, 10000, "relu", 1, 2, 1, None),
+        "reddit": (0.001, 10000, "tanh", 1, 2, 1, None)},
+}
+# Table 10 (its Table 2: inductive "-disjoint" graphs, epsilon <= 12). (file, row, optimizer, layers
+# of the GCN or None) -> dataset: (lr, batch, activation, n_enc, n_dec, lambda, K). Training on a
+# -disjoint graph sees the training nodes and the edges among them: dpgnn's inductive setting.
+DAIGAVANE_EPSILON_INDUCTIVE = 12.0  # Table 2's caption: "with privacy budget epsilon <= 12"
+DAIGAVANE_TABLE10 = {
+    ("inductive-dpgnn-2layer", "DP-GCN (2-layer)", "adam", 2): {
+        "ogbn-arxiv": (0.003, 20000, "tanh", 1, 1, 2, 3),
+        "reddit": (0.002, 20000, "tanh", 1, 1, 2, 3)},
+    ("inductive-dpgnn-1layer", "DP-GCN (1-layer)", "adam", 1): {
+        "ogbn-arxiv": (0.002, 20000, "tanh", 1, 2, 4, 7),
+        "reddit": (0.001, 10000, "tanh", 2, 2, 1, 10)},
+    ("inductive-mlp", "MLP", "adam", None): {
+        "ogbn-arxiv": (0.001, 1000, "relu", 2, 1, None, None),
+        "reddit": (0.001, 1000, "relu", 1, 1, None, None)},
+    ("inductive-dp-mlp", "DP-MLP", "adam", None): {
+        "ogbn-arxiv": (0.003, 10000, "tanh", 1, 2, 1, None),
         "reddit": (0.001, 10000, "tanh", 1, 2, 1, None)},
 }
 # Training nodes of the transductive splits (OGB's split; GraphSAINT's for Reddit).
@@ -269,10 +287,10 @@ def fmt(v):
     return yaml.safe_dump(v, default_flow_style=True).strip().removesuffix("...").strip()
 
 
-def data_lines(data_key, method):
+def data_lines(data_key, random_partition):
     stem, imp, parts, origin = DATA[data_key] if data_key in DATA else (data_key, PAPERLESS[data_key][2], 2,
                                                                          "../shared/data")
-    kind = "random" if method == "dpgnn" or data_key.endswith("/daigavane") and method != "mlp" else "metis"
+    kind = "random" if random_partition else "metis"
     flag = " --method random" if kind == "random" else ""
     part = f"data/{stem}.{kind}{parts}.h5"
     cmds = [imp, f"dpgnn partition --dataset data/{stem}.h5 --parts {parts}{flag} --seed 1 --out {part}"]
@@ -287,8 +305,8 @@ def render(header, body):
     return text
 
 
-def common_data_header(data_key, method, nodes):
-    dataset, partition, cmds, origin, parts, kind = data_lines(data_key, method)
+def common_data_header(data_key, random_partition):
+    dataset, partition, cmds, origin, parts, kind = data_lines(data_key, random_partition)
     h = ["Data (paths relative to the repository root; docs/configs.md, 'The configs/ catalogue'):",
          f"  source: {origin}"]
     h += ["  " + c for c in cmds]
@@ -301,7 +319,7 @@ def ayle_like(name, method, n_nodes, n_train, layers, width, batch, delta, prove
     """One config of the random-walk paper's protocol (App. C) for dataset `name`."""
     private = method in PRIVATE
     walk = method in ("drw", "drw-r", "drw-d", "gcn")
-    dataset, partition, data_h = common_data_header(name, method, n_nodes)
+    dataset, partition, data_h = common_data_header(name, method == "dpgnn")
     hidden = width if width is not None else AYLE_GRID["model.hidden"][0]
     body = {"method": method}
     if n_nodes >= GPU_FROM_NODES:
@@ -401,16 +419,25 @@ def paperless_config(name, method):
     return ayle_like(name, method, nodes, n_train, layers, width, batch, delta, prov, "paperless")
 
 
-def daigavane_config(name, key):
-    file, row, optimizer = key
-    lr, batch, act, n_enc, n_dec, lam, k = DAIGAVANE_TABLE9[key][name]
+def daigavane_config(name, key, inductive=False):
+    if inductive:
+        file, row, optimizer, gnn_layers = key
+        lr, batch, act, n_enc, n_dec, lam, k = DAIGAVANE_TABLE10[key][name]
+        table, epsilon, setting = "Table 10", DAIGAVANE_EPSILON_INDUCTIVE, f"inductive ({name}-disjoint)"
+        data_key = name  # the random-walk paper's inductive file
+    else:
+        file, row, optimizer = key
+        gnn_layers = 1
+        lr, batch, act, n_enc, n_dec, lam, k = DAIGAVANE_TABLE9[key][name]
+        table, epsilon, setting = "Table 9", DAIGAVANE_EPSILON, "transductive"
+        data_key = name + "/daigavane"
     nodes, n_train = DAIGAVANE_NODES[name]
-    method = {"dpgnn-sgd": "dpgnn"}.get(file, file)
+    method = file.removeprefix("inductive-").removesuffix("-sgd").removesuffix("-1layer").removesuffix("-2layer")
     private = method in PRIVATE
-    data_key = name + "/daigavane"
-    dataset, partition, data_h = common_data_header(data_key, method, nodes)
+    # Node-level DP (the paper's privacy unit, also for its DP-MLP): a structure-independent partition.
+    dataset, partition, data_h = common_data_header(data_key, private)
     gnn = method == "dpgnn"
-    layers = 1 if gnn else n_enc + n_dec
+    layers = gnn_layers if gnn else n_enc + n_dec
     delta = delta_rule(nodes)
     body = {"method": method}
     if nodes >= GPU_FROM_NODES:
@@ -422,21 +449,29 @@ def daigavane_config(name, key):
                      "eval_every": PRIVATE_EVAL_EVERY if private else max(1, steps // 10),
                      "checkpoint_every": CHECKPOINT_EVERY}
     if private:
-        body["privacy"] = {"target_epsilon": DAIGAVANE_EPSILON, "delta": delta, "noise_multiplier": lam,
+        body["privacy"] = {"target_epsilon": epsilon, "delta": delta, "noise_multiplier": lam,
                            "clip_norm": 1.0}
     if gnn:
         body["sampler"] = {"max_degree": k}
-    h = [f"{name} x {file}: {row} of {DAIGAVANE}, transductive.", "",
-         f"Source: {DAIGAVANE}, ../shared/papers/node-level-dp-gnn_daigavane.txt, Table 9 ({row}, {name}):",
+    h = [f"{name} x {file}: {row} of {DAIGAVANE}, {setting}.", "",
+         f"Source: {DAIGAVANE}, ../shared/papers/node-level-dp-gnn_daigavane.txt, {table} ({row}, "
+         f"{name}{'-disjoint' if inductive else ''}):",
          f"  lr {lr}, batch {batch}, activation {act}, n_enc {n_enc}, n_dec {n_dec}"
          + (f", lambda {lam}" if lam is not None else "") + (f", K {k}" if gnn else "")
          + f"; optimizer {optimizer}; latent size 256 (App. E)",
          f"  {n_train} training nodes of {nodes} (Table 7's split)"
-         + (f"; target epsilon {DAIGAVANE_EPSILON:g} (Table 1's caption)" if private else ""), "",
-         "Choices (ours, docs/configs.md):"]
-    if gnn:
-        h.append("  model: one GCN layer (r = 1, the paper's transductive DP-GCN) without the paper's encoder/decoder "
+         + (f"; target epsilon {epsilon:g} ({'Table 2' if inductive else 'Table 1'}'s caption)" if private else ""),
+         "", "Choices (ours, docs/configs.md):"]
+    if inductive:
+        h.append(f"  data: the inductive import (training on the training nodes and the edges among them, as on "
+                 f"{name}-disjoint); evaluation sees the whole graph, the paper's -disjoint graph drops the "
+                 "inter-split edges")
+    if gnn and gnn_layers == 1:
+        h.append("  model: one GCN layer (r = 1) without the paper's encoder/decoder "
                  "MLPs, which dpgnn's models lack; the activation has no effect on one layer")
+    elif gnn:
+        h.append(f"  model: {gnn_layers} GCN layers (r = {gnn_layers}) without the paper's encoder/decoder MLPs, "
+                 "which dpgnn's models lack")
     else:
         h.append(f"  model: an MLP of n_enc + n_dec = {layers} layers")
     if private:
@@ -444,7 +479,7 @@ def daigavane_config(name, key):
                  "that gives Ayle et al.'s 1e-7 for ogbn-arxiv and Reddit)")
         h.append("  clip_norm 1.0: the paper clips each layer at the 75th percentile of its gradient norms at "
                  "initialisation; dpgnn has one threshold C (tune it)")
-        h.append(f"  train until epsilon {DAIGAVANE_EPSILON:g}; max_steps {PRIVATE_MAX_STEPS} is only a cap")
+        h.append(f"  train until epsilon {epsilon:g}; max_steps {PRIVATE_MAX_STEPS} is only a cap")
     else:
         h.append(f"  max_steps = {NON_PRIVATE_PASSES} passes over the training nodes (the paper gives no count)")
     if optimizer == "sgd":
@@ -468,6 +503,9 @@ def generate():
     for key in DAIGAVANE_TABLE9:
         for name in DAIGAVANE_NODES:
             out[f"{name}/daigavane/{key[0]}.yaml"] = daigavane_config(name, key)
+    for key, rows in DAIGAVANE_TABLE10.items():
+        for name in rows:
+            out[f"{name}/daigavane/{key[0]}.yaml"] = daigavane_config(name, key, inductive=True)
     return out
 
 

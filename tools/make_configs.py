@@ -13,7 +13,8 @@ from and which choices are ours (docs/configs.md, "The configs/ catalogue", expl
 * Daigavane et al., "Node-Level Differentially Private Graph Neural Networks"
   (../shared/papers/node-level-dp-gnn_daigavane.txt), Table 9 (hyper-parameters of its Table 1,
   transductive, epsilon <= 10) -> configs/<dataset>/daigavane/{dpgnn,dpgnn-sgd,dp-mlp,mlp}.yaml for
-  ogbn-arxiv, ogbn-products and Reddit.
+  ogbn-arxiv, ogbn-products and Reddit, and Table 10 (its Table 2, inductive, epsilon <= 12) ->
+  configs/{ogbn-arxiv,reddit}/daigavane/inductive-{dpgnn-1layer,dpgnn-2layer,dp-mlp,mlp}.yaml.
 * The datasets in ../shared/data that have node features and no paper setup: the Ayle recipe with
   the rules below (`paperless_setup`).
 

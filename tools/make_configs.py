@@ -178,7 +178,8 @@ DAIGAVANE_NODES = {"ogbn-arxiv": (169343, 90941), "ogbn-products": (2449029, 196
 # --------------------------------------------------------------------------------------------
 # Data files: data/<file>.h5, METIS parts data/<file>.metis<P>.h5, random parts
 # data/<file>.random<P>.h5 (dpgnn refuses METIS: DESIGN.md 5). P: 2 below 50,000 nodes (this
-# machine's two ranks), 4 up to 200,000, 8 for Reddit, 16 for ogbn-products.
+# machine's two ranks) except PPI (4: 9,716 training nodes, batch 2,000), 4 up to 200,000, 8 for
+# Reddit, 16 for ogbn-products.
 # --------------------------------------------------------------------------------------------
 D = "../shared/data"
 SRC = "SRC"  # stands for a folder holding a download that ../shared/data lacks

@@ -16,7 +16,8 @@
 #      the one node with 2 ranks (the latter over a config.yaml left without run.json);
 #   6. runs multi-node-srun.sbatch with an srun that lacks PMIx: exit status 2, a message;
 #   7. sends SIGTERM to the batch shell alone (scancel --batch) of a third run, then
-#      resubmits it: the shell stopped the ranks, and the run resumes to RUN_A's epsilon.
+#      resubmits it (a wider model, so that the run outlasts the signal's way): the shell
+#      stopped the ranks, and the run resumes to RUN_A's epsilon.
 # Why the setup looks like this:
 #   - The daemons of a system SLURM/munge (if any) are never touched: munged gets its own key,
 #     socket and pid file, and every client command gets SLURM_CONF pointing at the generated
@@ -154,6 +155,10 @@ for ((try = 0; try < 50; try++)); do
 done
 [ -n "$base" ] || fail "no block of 20 free TCP ports found"
 host="$(hostname -s)"
+# Job ids name files outside the spool (PMIx's spmix_appdir_<uid>_<job>.<step> under TmpFS):
+# TmpFS inside the test's directory, and job ids unlike another cluster's on this machine.
+mkdir -p "$tmp/tmpfs"
+first_job_id=$((1000 + RANDOM * 16))
 cpus=$(nproc)
 [ "$cpus" -ge 2 ] || cpus=2
 cat >"$conf" <<EOF
@@ -170,6 +175,8 @@ CredType=cred/munge
 AuthInfo=socket=$tmp/munge/munge.socket,cred_expire=10
 StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool
+TmpFS=$tmp/tmpfs
+FirstJobId=$first_job_id
 SlurmctldPidFile=$tmp/run/slurmctld.pid
 SlurmdPidFile=$tmp/run/slurmd.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
@@ -404,7 +411,11 @@ say "6. job $id (multi-node-srun.sbatch without PMIx) failed with exit code 2 an
 # `scancel --batch --signal=TERM` signals only the batch script: it must stop the ranks itself
 # (cluster/common.sh forwards the signal), and the same sbatch command must then continue the
 # run to the same end as an uninterrupted one.
-id=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C)
+# The signal takes a second or two to reach the ranks through slurmctld, slurmstepd, the
+# shell and mpirun: a wider model (4x the compute per step) keeps the run going meanwhile.
+# The epsilon does not depend on the model (same steps, batches and noise multiplier).
+wide=(--set model.hidden=512)
+id=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C "${wide[@]}")
 recorded=0
 for ((i = 0; i < 2400; i++)); do
   [ ! -f runs/C/ledger.jsonl ] || recorded=$(wc -l <runs/C/ledger.jsonl)
@@ -419,7 +430,7 @@ grep -q "received SIGTERM" run-c.out || fail "run-c.out: the batch shell did not
 [ ! -f runs/C/summary.json ] || fail "job $id wrote runs/C/summary.json although it was stopped"
 stopped_c=$(wc -l <runs/C/ledger.jsonl)
 [ "$stopped_c" -lt "$steps_a" ] || fail "job $id: the SIGTERM came too late ($stopped_c of $steps_a steps)"
-id2=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C)
+id2=$(submit run-c -N1 --ntasks=2 "$script" config.yaml runs/C "${wide[@]}")
 st2=$(wait_done "$id2" 150)
 [ "$st2" = COMPLETED ] || fail "job $id2 (resubmitted runs/C): state $st2, expected COMPLETED"
 grep -q "an earlier attempt left .* ($stopped_c step(s) in its ledger)" run-c.out ||

@@ -29,29 +29,23 @@ constexpr const char* kSweepScript = "dpgnn_sweep.py";
 
 [[noreturn]] void exec_sweep_script(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
-  const std::string python = graph::import::python_interpreter();
-  const fs::path script = fs::path(graph::import::tools_dir()) / kSweepScript;
+  const auto [python, script] = graph::import::locate_python_tool(
+      kSweepScript, "the sweep tool",
+      "install python3-yaml and python3-matplotlib (scripts/install-deps.sh does), or set DPGNN_PYTHON");
   std::error_code ec;
-  if (!fs::is_regular_file(script, ec))
-    throw IoError("the sweep tool '" + script.string() +
-                  "' does not exist: set DPGNN_TOOLS_DIR to the tools/ folder of the dpgnn sources");
-  if (::access(python.c_str(), X_OK) != 0)
-    throw IoError("Python interpreter '" + python + "' not found or not executable (" + std::strerror(errno) +
-                  "): install python3-yaml and python3-matplotlib (scripts/install-deps.sh does), or set "
-                  "DPGNN_PYTHON");
   const char* bin = std::getenv("DPGNN_BIN");
   if (bin == nullptr || *bin == '\0') {
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) ::setenv("DPGNN_BIN", self.c_str(), 1);
   }
   ::setenv("DPGNN_SWEEP_PROG", "dpgnn sweep", 1);  // the name its usage lines show
-  std::vector<std::string> argv_text = {python, script.string()};
+  std::vector<std::string> argv_text = {python, script};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
   ::execv(python.c_str(), argv.data());
-  throw IoError("cannot run '" + python + " " + script.string() + "': " + std::strerror(errno));
+  throw IoError("cannot run '" + python + " " + script + "': " + std::strerror(errno));
 }
 
 }  // namespace

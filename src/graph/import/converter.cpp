@@ -85,22 +85,29 @@ std::string python_interpreter() {
   return (env != nullptr && *env != '\0') ? env : "/usr/bin/python3";
 }
 
-RawGraph run_converter(const std::string& format, const std::vector<std::string>& args) {
-  const std::string python = python_interpreter();
-  const fs::path script = fs::path(tools_dir()) / kConverterScript;
+PythonTool locate_python_tool(const std::string& script_name, const std::string& description,
+                              const std::string& install_hint) {
+  PythonTool tool{python_interpreter(), (fs::path(tools_dir()) / script_name).string()};
   std::error_code ec;
-  if (!fs::is_regular_file(script, ec))
-    throw IoError("the Python converter '" + script.string() +
+  if (!fs::is_regular_file(tool.script, ec))
+    throw IoError(description + " '" + tool.script +
                   "' does not exist: set DPGNN_TOOLS_DIR to the tools/ folder of the dpgnn sources");
-  if (::access(python.c_str(), X_OK) != 0)
-    throw IoError("Python interpreter '" + python + "' not found or not executable (" + std::strerror(errno) +
-                  "): install the Debian packages " + kDebianPackages +
-                  " (scripts/install-deps.sh does), or set DPGNN_PYTHON to an interpreter with numpy, scipy and h5py");
+  if (::access(tool.python.c_str(), X_OK) != 0)
+    throw IoError("Python interpreter '" + tool.python + "' not found or not executable (" + std::strerror(errno) +
+                  "): " + install_hint);
+  return tool;
+}
+
+RawGraph run_converter(const std::string& format, const std::vector<std::string>& args) {
+  const auto [python, script] = locate_python_tool(
+      kConverterScript, "the Python converter",
+      std::string("install the Debian packages ") + kDebianPackages +
+          " (scripts/install-deps.sh does), or set DPGNN_PYTHON to an interpreter with numpy, scipy and h5py");
 
   TempDir tmp;
   const std::string out = (tmp.path() / "raw.h5").string();
   const std::string err_file = (tmp.path() / "stderr.txt").string();
-  std::vector<std::string> argv_s = {python, script.string(), format};
+  std::vector<std::string> argv_s = {python, script, format};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   argv_s.push_back("--out");
   argv_s.push_back(out);
@@ -117,7 +124,7 @@ RawGraph run_converter(const std::string& format, const std::vector<std::string>
   if (rc != 0)
     throw IoError("cannot start the Python interpreter '" + python + "': " + std::strerror(rc) +
                   " (install the Debian packages " + kDebianPackages + ", or set DPGNN_PYTHON)");
-  spdlog::info("running the {} converter: {} {} {} ...", format, python, script.string(), format);
+  spdlog::info("running the {} converter: {} {} {} ...", format, python, script, format);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw IoError(std::string("waiting for the Python converter failed: ") + std::strerror(errno));

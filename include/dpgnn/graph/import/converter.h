@@ -17,6 +17,16 @@ namespace dpgnn::graph::import {
 std::string tools_dir();
 std::string python_interpreter();
 
+// A Python script of tools/ and the interpreter to run it with, both checked to exist.
+struct PythonTool {
+  std::string python;
+  std::string script;
+};
+// Finds tools/SCRIPT_NAME (DPGNN_TOOLS_DIR) and the interpreter (DPGNN_PYTHON); an IoError
+// naming `description` and `install_hint` (what to install or set) when either is missing.
+PythonTool locate_python_tool(const std::string& script_name, const std::string& description,
+                              const std::string& install_hint);
+
 // Runs `python tools/dpgnn_convert.py FORMAT ARGS... --out TMP.h5` and returns the
 // RawGraph it wrote. The converter's exit code maps to the error types (2 UsageError,
 // 3 DataError, 4 IoError) and its last stderr line is the message. A missing interpreter

@@ -32,8 +32,8 @@ bool launcher_rank_is_zero() {
   return true;
 }
 
-// The sampler and accountant a method is paired with (DESIGN.md 3; the trainer builds the
-// same pair, and tests/configs checks that this line agrees with `--dry-run`'s).
+// The sampler and accountant a method is paired with (DESIGN.md 3); the accountant's name is
+// the trainer's own (train::accountant_name).
 std::string pairing_of(const train::Config& c) {
   using train::Method;
   const Method m = c.method_enum();
@@ -46,18 +46,18 @@ std::string pairing_of(const train::Config& c) {
       if (m == Method::kDrwD) s += ", re-sampled every " + std::to_string(c.sampler.resample_every) + " steps";
       s += ")";
       if (m == Method::kGcn) return s + ", accountant none (non-private)";
-      return s + ", accountant " + (c.privacy.worst_case ? "wor_replace_one_worst_case" : "wor_replace_one") +
-             " (sensitivity 2C)";
+      return s + ", accountant " + train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C)";
     }
     case Method::kDrwR:
       return "sampler disjoint random walks with restarts (L " + L + ", R " + std::to_string(c.sampler.restarts) +
-             "), accountant " + (c.privacy.worst_case ? "wor_replace_one_worst_case" : "wor_replace_one") +
-             " (sensitivity 2C)";
+             "), accountant " + train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C)";
     case Method::kDpGnn:
       return "sampler in-degree-bounded neighbourhoods (K " + std::to_string(c.sampler.max_degree) + ", r " +
-             std::to_string(c.model.layers) + "), accountant dpgnn_hypergeometric (sensitivity 2C N(K, r))";
+             std::to_string(c.model.layers) + "), accountant " + train::accountant_name(m, c.privacy.worst_case) +
+             " (sensitivity 2C N(K, r))";
     case Method::kDpMlp:
-      return "sampler single nodes, accountant wor_replace_one (sensitivity 2C)";
+      return "sampler single nodes, accountant " + train::accountant_name(m, c.privacy.worst_case) +
+             " (sensitivity 2C)";
     case Method::kMlp:
       return "sampler single nodes, accountant none (non-private)";
   }

@@ -26,6 +26,15 @@ Method parse_method(const std::string& name) {
   return it->second;
 }
 
+std::string accountant_name(Method m, bool worst_case) {
+  switch (m) {
+    case Method::kDpGnn: return "dpgnn_hypergeometric";
+    case Method::kGcn:
+    case Method::kMlp: return "none";
+    default: return worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
+  }
+}
+
 std::string method_name(Method m) {
   switch (m) {
     case Method::kDrw: return "drw";

@@ -94,15 +94,6 @@ sampling::SamplerOptions sampler_options(const Config& c) {
   return o;
 }
 
-std::string accountant_name(Method m, bool worst_case) {
-  switch (m) {
-    case Method::kDpGnn: return "dpgnn_hypergeometric";
-    case Method::kGcn:
-    case Method::kMlp: return "none";
-    default: return worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
-  }
-}
-
 struct Sampled {
   std::vector<PartSamples> parts;
   sampling::GlobalIds ids{std::vector<std::int64_t>{0}};

@@ -17,6 +17,8 @@ Method parse_method(const std::string& name);
 std::string method_name(Method m);
 bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp
 bool uses_random_walks(Method m);   // drw, drw-r, drw-d, gcn (same sampler and batch as drw)
+// The accountant a method is paired with (DESIGN.md 3), as summaries and `train --check` name it.
+std::string accountant_name(Method m, bool worst_case);
 
 struct DataSection {
   std::string dataset;    // dataset HDF5 file (required)

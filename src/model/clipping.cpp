@@ -15,6 +15,7 @@
 #include "dpgnn/model/clipping.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>  // c10::NoGradGuard: LibTorch 2.x has no at:: alias in ATen.h
 #include <torch/csrc/autograd/autograd.h>
 
 #include <spdlog/spdlog.h>
@@ -274,7 +275,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   if (timing) ms_layout = lap();
 
   // 1-2. forward, then G = dLoss/dZ for every recorded map in one autograd pass.
-  at::AutoGradMode grad_on(true);
+  c10::AutoGradMode grad_on(true);
   TrainForward fw = model.forward_train(batch, key, /*record_maps=*/true);
   if (timing) ms_forward = lap();
   std::vector<at::Tensor> outputs;
@@ -285,7 +286,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
                                                         /*create_graph=*/false,
                                                         /*allow_unused=*/true);
   result.loss_sum = fw.loss_sum.item<double>();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) grads[i] = at::zeros_like(outputs[i]);
     fw.maps[i].input = fw.maps[i].input.defined() ? fw.maps[i].input.detach() : at::Tensor();
@@ -348,12 +349,12 @@ double gradient_sum(const Gnn& model, const Batch& batch, const DropoutKey& key,
     flat_out.zero_();
     return 0.0;
   }
-  at::AutoGradMode grad_on(true);
+  c10::AutoGradMode grad_on(true);
   TrainForward fw = model.forward_train(batch, key, /*record_maps=*/false);
   const std::vector<at::Tensor> grads =
       torch::autograd::grad({fw.loss_sum}, model.parameters(), {}, false, false, true);
   const double loss = fw.loss_sum.item<double>();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const std::vector<at::Tensor> views = model.split_flat(flat_out);
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (grads[i].defined()) {

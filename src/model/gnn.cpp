@@ -6,6 +6,7 @@
 #include "dpgnn/model/gnn.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>  // c10::NoGradGuard: LibTorch 2.x has no at:: alias in ATen.h
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
@@ -170,7 +171,7 @@ void Gnn::unflatten(const at::Tensor& flat) {
                                                 std::to_string(flat_.numel()) + " values, got " +
                                                 std::to_string(flat.numel()));
   }
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   flat_.copy_(flat);
 }
 
@@ -268,7 +269,7 @@ at::Tensor Gnn::layer_forward(int layer, const at::Tensor& h_in, const GraphBloc
                         std::to_string(h_in.size(0)) + ", " +
                         std::to_string(h_in.dim() > 1 ? h_in.size(1) : 0) + "]");
   }
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   return apply_layer(layer, h_in, block, nullptr);
 }
 

@@ -2,6 +2,7 @@
 #include "dpgnn/model/optimizer.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>  // c10::NoGradGuard: LibTorch 2.x has no at:: alias in ATen.h
 #include <ATen/Parallel.h>
 
 #include <cmath>
@@ -46,7 +47,7 @@ class Sgd final : public Optimizer {
   }
   void load_state(const NamedTensors& state) override {
     const std::int64_t step = load_step(state);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     momentum_.copy_(find_state(state, "momentum_buffer", momentum_.numel()).view_as(momentum_));
     steps_ = step;
   }
@@ -86,7 +87,7 @@ class Adam final : public Optimizer {
   }
   void load_state(const NamedTensors& state) override {
     const std::int64_t step = load_step(state);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     exp_avg_.copy_(find_state(state, "exp_avg", exp_avg_.numel()).view_as(exp_avg_));
     exp_avg_sq_.copy_(find_state(state, "exp_avg_sq", exp_avg_sq_.numel()).view_as(exp_avg_sq_));
     steps_ = step;
@@ -141,7 +142,7 @@ void Optimizer::step(const at::Tensor& params, const at::Tensor& grad_sum, std::
     throw UsageError("optimizer step: params and gradient must be flat buffers of equal length, got " +
                      std::to_string(params.numel()) + " and " + std::to_string(grad_sum.numel()));
   }
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   // g = (sum of clipped gradients + noise) / m  (Abadi et al. 2016, Alg. 1, "add noise").
   update(params, grad_sum / static_cast<double>(batch_size));
   ++steps_;

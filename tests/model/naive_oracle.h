@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>  // c10::NoGradGuard: LibTorch 2.x has no at:: alias in ATen.h
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
@@ -41,11 +42,11 @@ inline OracleResult naive_per_sample(const Gnn& model, const Batch& batch, const
   r.layer_norms = at::zeros({B, L}, at::TensorOptions().dtype(at::kDouble));
   for (std::int64_t s = 0; s < B; ++s) {
     const Batch one = select_subgraphs(batch, {s});
-    at::AutoGradMode grad_on(true);
+    c10::AutoGradMode grad_on(true);
     const TrainForward fw = model.forward_train(one, key, false);
     const std::vector<at::Tensor> g = torch::autograd::grad({fw.loss_sum}, params, {}, false, false, true);
     r.loss_sum += fw.loss_sum.item<double>();
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     std::vector<at::Tensor> flat_parts;
     std::vector<double> layer_sq(static_cast<std::size_t>(L), 0.0);
     for (std::size_t i = 0; i < g.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>  // c10::NoGradGuard: LibTorch 2.x has no at:: alias in ATen.h
 
 #include <cmath>
 #include <string>
@@ -178,7 +179,7 @@ TEST(Gnn, ParametersAliasTheFlatBuffer) {
   Gnn m(small_config(Arch::kSage, 2), 1, at::kCPU, at::kDouble);
   const at::Tensor before = m.flatten();
   {
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     m.flat_parameters().add_(1.0);
   }
   EXPECT_NEAR((m.parameters()[0] - before.narrow(0, 0, 30).view({6, 5})).mean().item<double>(), 1.0, 1e-12);

@@ -117,13 +117,14 @@ void Communicator::alltoallv(const void* send, const std::vector<std::size_t>& s
 
 void Communicator::barrier() { do_barrier(); }
 
-std::unique_ptr<Communicator> make_communicator(BufferLocation location) {
+std::unique_ptr<Communicator> make_communicator(BufferLocation location, int cuda_device) {
   if (location == BufferLocation::host) return make_mpi_communicator();
   if (!built_with_nccl())
     throw UsageError(
         "dist: buffers on 'cuda' need the NCCL communicator, but this build has no NCCL: "
         "reconfigure with -DDPGNN_WITH_CUDA=ON -DDPGNN_WITH_NCCL=ON, or use device 'cpu'");
-  const int device = bind_cuda_device(environment().local_rank);
+  const int device =
+      cuda_device >= 0 ? bind_cuda_device_index(cuda_device) : bind_cuda_device(environment().local_rank);
   std::unique_ptr<Communicator> bootstrap = make_mpi_communicator();
   return make_nccl_communicator(*bootstrap, device);
 }

@@ -85,14 +85,20 @@ int cuda_device_for_local_rank(int local_rank, int visible_devices) {
 int bind_cuda_device(int local_rank) {
   const std::string reason = cuda_unavailable_reason();
   if (!reason.empty()) throw UsageError("dist: device 'cuda' requested but " + reason);
+  return bind_cuda_device_index(cuda_device_for_local_rank(local_rank, visible_cuda_devices()));
+}
+
+int bind_cuda_device_index(int device) {
+  const std::string reason = cuda_unavailable_reason();
+  if (!reason.empty()) throw UsageError("dist: device 'cuda:" + std::to_string(device) + "' requested but " + reason);
+  const int visible = visible_cuda_devices();
+  if (device < 0 || device >= visible)
+    throw UsageError("dist: device 'cuda:" + std::to_string(device) + "' requested but " + std::to_string(visible) +
+                     " CUDA device(s) are visible (numbered from 0 among CUDA_VISIBLE_DEVICES)");
 #ifdef DPGNN_WITH_CUDA
-  const int device = cuda_device_for_local_rank(local_rank, visible_cuda_devices());
   CUDA_CHECK(cudaSetDevice(device));
-  return device;
-#else
-  (void)local_rank;
-  return -1;  // unreachable: the reason above is never empty without CUDA
 #endif
+  return device;
 }
 
 CudaBuffer::CudaBuffer(std::size_t bytes) {

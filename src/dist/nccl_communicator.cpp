@@ -2,8 +2,9 @@
 //
 // Compiled only with DPGNN_WITH_NCCL. The bootstrap follows nccl-tests and llm.c: rank 0
 // calls ncclGetUniqueId and the 128 opaque bytes are broadcast over a host communicator
-// (MPI) before ncclCommInitRank. Every collective runs on this communicator's own stream
-// and returns only when the stream is idle, so callers get MPI-like synchronous semantics.
+// (MPI) before ncclCommInitRank. Every collective first waits for the device's pending work
+// (its inputs may come from any stream), runs on this communicator's own stream and returns
+// only when the stream is idle, so callers get MPI-like synchronous semantics.
 // The wait polls cudaStreamQuery and ncclCommGetAsyncError (nccl-tests'
 // testStreamSynchronize): a peer that died or a network error aborts the communicator
 // and throws instead of blocking in cudaStreamSynchronize forever.
@@ -152,6 +153,9 @@ class NcclCommunicator final : public Communicator {
     if (failed_) throw IoError("NCCL communicator is unusable after an earlier error");
     try {
       CUDA_CHECK(cudaSetDevice(device_));
+      // The buffers may have been written by kernels on other streams of this device
+      // (LibTorch's); this communicator's stream is non-blocking and would not wait for them.
+      CUDA_CHECK(cudaDeviceSynchronize());
       enqueue();
       wait();
     } catch (...) {

@@ -110,10 +110,11 @@ class Communicator {
 };
 
 // The communicator for buffers at `location`, over all ranks of the MPI job:
-// host -> MPI; cuda -> NCCL on this rank's GPU (local rank modulo visible devices, see
-// device.h), when the build has NCCL. Needs init_environment() (environment.h) first.
-// Collective: every rank must call it. Throws UsageError when the build cannot serve
-// `location` (saying which CMake option to set) or no GPU is visible.
-std::unique_ptr<Communicator> make_communicator(BufferLocation location);
+// host -> MPI; cuda -> NCCL on GPU `cuda_device`, or when it is -1 on this rank's GPU by
+// local rank (local rank modulo visible devices, see device.h), when the build has NCCL.
+// NCCL needs a GPU of its own for each rank. Needs init_environment() (environment.h)
+// first. Collective: every rank must call it. Throws UsageError when the build cannot
+// serve `location` (saying which CMake option to set) or no GPU is visible.
+std::unique_ptr<Communicator> make_communicator(BufferLocation location, int cuda_device = -1);
 
 }  // namespace dpgnn::dist

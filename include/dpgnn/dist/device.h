@@ -27,6 +27,9 @@ int cuda_device_for_local_rank(int local_rank, int visible_devices);
 // Chooses this rank's device from its local rank, makes it current (cudaSetDevice) and
 // returns its index. Throws UsageError when CUDA is unavailable (with the reason).
 int bind_cuda_device(int local_rank);
+// Makes CUDA device `device` current and returns it. Throws UsageError when CUDA is
+// unavailable or `device` is not one of the visible devices.
+int bind_cuda_device_index(int device);
 
 // Device memory for tests and benchmarks of the CUDA backend (the trainer uses tensors).
 class CudaBuffer {

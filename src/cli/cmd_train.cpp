@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "command.h"
@@ -153,9 +154,14 @@ void add_train_command(CLI::App& root, Registry& registry) {
     to.local_ranks = env.local_size;
     to.local_rank = env.local_rank;
     {
-      auto comm = dist::make_communicator(cfg.device == "cpu" ? dist::BufferLocation::host
-                                                              : dist::BufferLocation::cuda);
-      const train::TrainSummary s = train::run_training(cfg, to, *comm);
+      // Host buffers (flags, start-up state, halo plans) always go over MPI; with a GPU the
+      // gradient all-reduce and the halo rows go over NCCL on the rank's device.
+      auto comm = dist::make_communicator(dist::BufferLocation::host);
+      std::unique_ptr<dist::Communicator> device_comm;
+      if (cfg.device != "cpu")
+        device_comm = dist::make_communicator(dist::BufferLocation::cuda,
+                                              cfg.device == "cuda" ? -1 : std::stoi(cfg.device.substr(5)));
+      const train::TrainSummary s = train::run_training(cfg, to, *comm, device_comm.get());
       if (opt->dry_run && env.world_rank == 0)
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "
                   << s.batch_size << ", noise multiplier " << s.noise_multiplier << ", sigma " << s.sigma

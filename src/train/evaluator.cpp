@@ -9,8 +9,9 @@
 
 namespace dpgnn::train {
 
-Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device)
-    : shard_(shard), comm_(comm), device_(device) {
+Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device,
+                     dist::Communicator* device_comm)
+    : shard_(shard), comm_(comm), device_comm_(device_comm), device_(device) {
   const int W = comm.size();
   const std::int64_t n_local = shard.num_local();
   // Halo columns: local nodes first, then every rank's group in rank order.
@@ -82,12 +83,15 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
 
 at::Tensor Evaluator::exchange(const at::Tensor& h) {
   const std::int64_t d = h.size(1);
-  at::Tensor send = h.index_select(0, send_rows_).to(torch::kCPU, torch::kFloat32).contiguous();
-  at::Tensor recv = torch::empty({n_halo_, d}, torch::kFloat32);
+  // Rows stay on the device when a device communicator moves them; else they go via host.
+  dist::Communicator& comm = device_comm_ != nullptr ? *device_comm_ : comm_;
+  const c10::Device where = device_comm_ != nullptr ? device_ : c10::Device(c10::kCPU);
+  at::Tensor send = h.index_select(0, send_rows_).to(where, torch::kFloat32).contiguous();
+  at::Tensor recv = torch::empty({n_halo_, d}, torch::TensorOptions().dtype(torch::kFloat32).device(where));
   std::vector<std::size_t> sc(send_counts_), rc(recv_counts_);
   for (auto& c : sc) c *= static_cast<std::size_t>(d);
   for (auto& c : rc) c *= static_cast<std::size_t>(d);
-  comm_.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>(), rc);
+  comm.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>(), rc);
   return recv.to(device_, h.scalar_type());
 }
 

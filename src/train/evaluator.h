@@ -28,8 +28,11 @@ struct EvalResult {
 
 class Evaluator {
  public:
-  // Collective: exchanges the halo requests.
-  Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device);
+  // Collective: exchanges the halo requests over `comm` (host buffers). Halo rows go over
+  // `device_comm` in device memory when it is given (NCCL with a GPU), else through host
+  // memory over `comm`.
+  Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device,
+            dist::Communicator* device_comm = nullptr);
   // Collective.
   EvalResult evaluate(const model::Gnn& model);
 
@@ -38,6 +41,7 @@ class Evaluator {
 
   const partition::Shard& shard_;
   dist::Communicator& comm_;
+  dist::Communicator* device_comm_;
   c10::Device device_;
   model::GraphBlock block_;
   at::Tensor x_;                                 // [n_local, F] on device

@@ -193,7 +193,8 @@ class MetricsWriter {
 
 }  // namespace
 
-TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Communicator& comm) {
+TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Communicator& comm,
+                          dist::Communicator* device_comm) {
   const auto t_start = Clock::now();
   const int rank = comm.rank(), world = comm.size();
   const Method method = cfg.method_enum();
@@ -244,6 +245,11 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                                            : std::stoi(cfg.device.substr(5));
     device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
+  if (device.is_cpu() && device_comm != nullptr)
+    throw Error("run_training: a device communicator was given for device 'cpu'", kExitInternal);
+  if (rank == 0)
+    spdlog::info("device {}: gradients all-reduced over {}", device.str(),
+                 device_comm != nullptr ? device_comm->backend() : comm.backend());
 
   // ---- subgraphs and the batch ----------------------------------------------------------
   const auto sample_start = Clock::now();
@@ -344,7 +350,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   oc.validate();
   auto optimizer = model::make_optimizer(oc, net.num_parameters(), device);
   const model::ClipConfig clip_cfg = model::ClipConfig::flat(clip);
-  Evaluator evaluator(shard, comm, device);
+  Evaluator evaluator(shard, comm, device, device_comm);
   const std::int64_t P = net.num_parameters();
 
   // ---- run directory, resume ------------------------------------------------------------------
@@ -539,6 +545,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     buffer[P + 2] = static_cast<double>(stop_flag);
     if (buffer.device().is_cpu()) {
       comm.allreduce_sum(buffer.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+    } else if (device_comm != nullptr) {  // NCCL: the buffer never leaves the GPU
+      device_comm->allreduce_sum(buffer.data_ptr<float>(), static_cast<std::size_t>(P + 3));
     } else {
       at::Tensor host = buffer.to(torch::kCPU).contiguous();
       comm.allreduce_sum(host.data_ptr<float>(), static_cast<std::size_t>(P + 3));

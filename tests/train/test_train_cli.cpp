@@ -1,10 +1,12 @@
 // `dpgnn train` end to end under mpiexec: the same model and epsilon on 1, 2 and 4 ranks
 // from one 4-part partition, a run killed mid-way and resumed ending like an
-// uninterrupted one, and malformed configs failing before any rank works, with one message.
+// uninterrupted one, malformed configs failing before any rank works, with one message, and
+// (with a GPU) device: cuda over NCCL ending where the CPU run ends.
 #include <cmath>
 #include <fstream>
 #include <regex>
 
+#include "dpgnn/dist/device.h"
 #include "dpgnn/train/ledger.h"
 #include "trainer_fixture.h"
 
@@ -74,6 +76,36 @@ TEST(TrainCli, OnePartitionFileGivesTheSameModelAndEpsilonOn1_2And4MpiRanks) {
   EXPECT_LT(max_relative_difference(params[0], params[2]), 1e-4);
   EXPECT_EQ(eps[0], eps[1]);
   EXPECT_EQ(eps[0], eps[2]);
+}
+
+// device: cuda trains on the GPU with the gradient all-reduce and halo rows over NCCL, and
+// ends where the CPU run ends (the noise is drawn on the host from the same pinned seed).
+TEST(TrainCli, OnAGpuTheRunUsesNcclAndMatchesTheCpuRun) {
+  if (!dist::built_with_nccl()) GTEST_SKIP() << "needs a build with CUDA and NCCL (DPGNN_WITH_NCCL=ON)";
+  const std::string no_gpu = dist::cuda_unavailable_reason();
+  if (!no_gpu.empty()) GTEST_SKIP() << "needs a CUDA GPU: " << no_gpu;
+  dpgnn::testing::TempDir tmp;
+  std::vector<std::vector<float>> params;
+  std::vector<nlohmann::json> summaries;
+  std::vector<std::string> names;
+  for (const std::string device : {"cpu", "cuda"}) {
+    const std::string cfg = write_config(tmp, device + ".yaml", "device: " + device + "\n");
+    const std::string out = tmp.file("run-" + device);
+    const CommandResult r = run_command(mpiexec(1) + "train --config " + cfg + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(device == "cpu" ? "device cpu: gradients all-reduced over mpi"
+                                            : "device cuda:0: gradients all-reduced over nccl"),
+              std::string::npos)
+        << r.output;
+    if (names.empty()) names = names_of(out + "/model.h5");
+    params.push_back(testing::read_model(out + "/model.h5", names));
+    summaries.push_back(testing::read_json(out + "/summary.json"));
+  }
+  EXPECT_EQ(summaries[0].at("steps"), summaries[1].at("steps"));
+  EXPECT_EQ(summaries[0].at("epsilon").get<double>(), summaries[1].at("epsilon").get<double>());
+  // Float sums in another order on the GPU: close, not identical.
+  EXPECT_LT(max_relative_difference(params[0], params[1]), 1e-2);
+  EXPECT_NEAR(summaries[0].at("test_accuracy").get<double>(), summaries[1].at("test_accuracy").get<double>(), 0.05);
 }
 
 TEST(TrainCli, ARunKilledMidwayAndResumedEndsLikeAnUninterruptedOne) {

@@ -50,7 +50,11 @@ struct TrainSummary {
   double steps_per_second = 0.0;
 };
 
-// Runs (or resumes) training. Collective over `comm`. Throws dpgnn::Error subclasses.
-TrainSummary run_training(const Config& config, const TrainOptions& options, dist::Communicator& comm);
+// Runs (or resumes) training. Collective over `comm`, which moves host buffers (start-up
+// state, flags, checkpoints, halo plans). With `device: cuda`, `device_comm` (NCCL, one GPU
+// per rank) all-reduces the gradient buffer and exchanges halo rows in GPU memory; without
+// it those are staged through host memory over `comm`. Throws dpgnn::Error subclasses.
+TrainSummary run_training(const Config& config, const TrainOptions& options, dist::Communicator& comm,
+                          dist::Communicator* device_comm = nullptr);
 
 }  // namespace dpgnn::train

@@ -159,8 +159,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
       auto comm = dist::make_communicator(dist::BufferLocation::host);
       std::unique_ptr<dist::Communicator> device_comm;
       if (cfg.device != "cpu")
-        device_comm = dist::make_communicator(dist::BufferLocation::cuda,
-                                              cfg.device == "cuda" ? -1 : std::stoi(cfg.device.substr(5)));
+        device_comm = dist::make_communicator(dist::BufferLocation::cuda, train::cuda_device_index(cfg));
       const train::TrainSummary s = train::run_training(cfg, to, *comm, device_comm.get());
       if (opt->dry_run && env.world_rank == 0)
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "

@@ -26,6 +26,10 @@ Method parse_method(const std::string& name) {
   return it->second;
 }
 
+int cuda_device_index(const Config& c) {
+  return c.device.rfind("cuda:", 0) == 0 ? std::stoi(c.device.substr(5)) : -1;
+}
+
 std::string accountant_name(Method m, bool worst_case) {
   switch (m) {
     case Method::kDpGnn: return "dpgnn_hypergeometric";

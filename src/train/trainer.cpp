@@ -241,8 +241,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   if (cfg.device != "cpu") {
     ensure(torch::cuda::is_available(), rank,
            "device '" + cfg.device + "' requested but LibTorch sees no CUDA device (CPU-only LibTorch or no GPU)");
-    const int index = cfg.device == "cuda" ? opt.local_rank % static_cast<int>(torch::cuda::device_count())
-                                           : std::stoi(cfg.device.substr(5));
+    const int pinned = cuda_device_index(cfg);
+    const int index = pinned >= 0 ? pinned : opt.local_rank % static_cast<int>(torch::cuda::device_count());
     device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
   if (device.is_cpu() && device_comm != nullptr)

@@ -31,6 +31,16 @@ TEST(Config, AConfigWithOnlyTheDatasetIsValidAndGetsTheDocumentedDefaults) {
   EXPECT_FALSE(c.privacy.noise_seed.has_value());
 }
 
+TEST(Config, CudaDeviceIndexIsTheNumberOfCudaNElseMinusOne) {
+  const auto index = [](const std::string& device) {
+    return cuda_device_index(parse_config("data:\n  dataset: cora.h5\n", "x.yaml", {"device=" + device}));
+  };
+  EXPECT_EQ(index("cuda:3"), 3);
+  EXPECT_EQ(index("cuda:0"), 0);
+  EXPECT_EQ(index("cuda"), -1);
+  EXPECT_EQ(index("cpu"), -1);
+}
+
 TEST(Config, ReadsEveryKeyTheChecksRelyOn) {
   const Config c = parse_config(R"(
 method: drw-r

@@ -167,7 +167,7 @@ TEST(ImportSharedData, PubmedPlanetoidWithoutFeatures) {
 }
 
 TEST(ImportSharedData, PubmedPlanetoidFailsNamingTheMissingAllx) {
-  if (!fs::is_directory(kData)) GTEST_SKIP();
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   test::TempDir tmp;
   const RunResult r = run_dpgnn(
       {"import", "planetoid", "--dir", data("pubmed/planetoid"), "--name", "pubmed", "--out", tmp.file("p.h5")}, tmp);
@@ -240,7 +240,7 @@ std::int64_t twitch_feature_space() {
 }
 
 void import_twitch(const std::string& country, const std::string& upper) {
-  if (!fs::is_directory(kData)) GTEST_SKIP();
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   const std::string d = data("twitch-" + country + "/") + upper;
   const std::int64_t space = twitch_feature_space();
   import_and_check({"musae", "--edges", d + "_edges.csv", "--target", d + "_target.csv", "--features", d + ".json",
@@ -284,7 +284,7 @@ TEST(ImportSharedData, DeezerEuropeWithoutFeatures) {
 // ---- the command-line contract ----------------------------------------------------------------
 
 TEST(ImportCommand, ExistingOutputIsNotOverwrittenWithoutForce) {
-  if (!fs::is_directory(kData)) GTEST_SKIP();
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   test::TempDir tmp;
   const std::string out = test::write_text(tmp.file("taken.h5"), "keep me");
   const std::vector<std::string> args = {"import", "npz", "--file", data("polblogs/polblogs.npz"), "--out", out};
@@ -301,7 +301,7 @@ TEST(ImportCommand, ExistingOutputIsNotOverwrittenWithoutForce) {
 }
 
 TEST(ImportCommand, PrintsTheDuplicateAndSelfLoopCounts) {
-  if (!fs::is_directory(kData)) GTEST_SKIP();
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   test::TempDir tmp;
   const RunResult r = run_dpgnn({"import", "planetoid", "--dir", data("cora/planetoid"), "--name", "cora", "--out",
                                  tmp.file("c.h5")},
@@ -315,7 +315,7 @@ TEST(ImportCommand, PrintsTheDuplicateAndSelfLoopCounts) {
 }
 
 TEST(ImportCommand, SameSeedSameSplitOtherSeedOtherSplit) {
-  if (!fs::is_directory(kData)) GTEST_SKIP();
+  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   test::TempDir tmp;
   auto import_with_seed = [&](const std::string& seed, const std::string& name) {
     const RunResult r = run_dpgnn({"import", "npz", "--file", data("polblogs/polblogs.npz"), "--seed", seed, "--out",

@@ -27,6 +27,7 @@
 #include "batch_builder.h"
 #include "checkpoint.h"
 #include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/device.h"
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/shard.h"
@@ -242,7 +243,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     ensure(torch::cuda::is_available(), rank,
            "device '" + cfg.device + "' requested but LibTorch sees no CUDA device (CPU-only LibTorch or no GPU)");
     const int pinned = cuda_device_index(cfg);
-    const int index = pinned >= 0 ? pinned : opt.local_rank % static_cast<int>(torch::cuda::device_count());
+    // The same choice as the NCCL communicator's (make_communicator): one mapping of local rank to GPU.
+    const int index = pinned >= 0 ? pinned
+                                  : dist::cuda_device_for_local_rank(opt.local_rank,
+                                                                     static_cast<int>(torch::cuda::device_count()));
     device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
   if (device.is_cpu() && device_comm != nullptr)

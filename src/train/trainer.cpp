@@ -43,6 +43,7 @@
 #include "dpgnn/util/log.h"
 #include "dpgnn/util/system.h"
 #include "evaluator.h"
+#include "methods/method.h"
 
 namespace dpgnn::train {
 namespace fs = std::filesystem;
@@ -65,36 +66,6 @@ void ensure(bool ok, int rank, const std::string& message, int code = kExitUsage
   if (!ok) throw CollectiveError(message, code, rank == 0);
 }
 
-sampling::SamplerOptions sampler_options(const Config& c) {
-  sampling::SamplerOptions o;
-  const Method m = c.method_enum();
-  o.walk_length = c.sampler.walk_length;
-  o.edges = sampling::parse_edge_mode(c.sampler.edges);
-  switch (m) {
-    case Method::kDrw:
-    case Method::kDrwD:
-    case Method::kGcn:
-      o.kind = sampling::SamplerKind::drw;
-      o.restarts = 1;
-      break;
-    case Method::kDrwR:
-      o.kind = sampling::SamplerKind::drw_r;
-      o.restarts = c.sampler.restarts;
-      break;
-    case Method::kDpGnn:
-      o.kind = sampling::SamplerKind::dpgnn;
-      o.max_degree = c.sampler.max_degree;
-      o.layers = c.model.layers;
-      o.edges = sampling::EdgeMode::walk;  // the sampled edge lists (Daigavane et al., Alg. 2)
-      break;
-    case Method::kDpMlp:
-    case Method::kMlp:
-      o.kind = sampling::SamplerKind::node;
-      break;
-  }
-  return o;
-}
-
 struct Sampled {
   std::vector<PartSamples> parts;
   sampling::GlobalIds ids{std::vector<std::int64_t>{0}};
@@ -103,7 +74,7 @@ struct Sampled {
 // Samples every owned part, verifies the invariants, and agrees on the global ids.
 Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,
                    std::uint64_t epoch) {
-  const auto opts = sampler_options(cfg);
+  const auto opts = methods::method_spec(cfg.method_enum()).sampler_options(cfg);
   const auto checks = sampling::checks_for(opts);
   Sampled s;
   std::vector<std::int64_t> my_counts;
@@ -200,6 +171,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   const int rank = comm.rank(), world = comm.size();
   const Method method = cfg.method_enum();
   const bool priv = is_private(method);
+  const methods::MethodSpec& spec = methods::method_spec(method);  // sampler, mechanism, checks
   const std::string config_text = dump_config(cfg);
   RunFiles files{opt.out_dir};
 
@@ -223,9 +195,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   // ---- data ------------------------------------------------------------------------------
   const auto pf = partition::PartitionFile::open_or_single(cfg.data.partition, cfg.data.dataset);
-  ensure(!(method == Method::kDpGnn && pf.method() == "metis"), rank,
-         cfg.source + ": method dpgnn gives node-level DP, where the graph structure is private; a METIS "
-                      "partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.");
+  const auto partition_refusal = spec.refuse_partition(cfg, pf.method());
+  ensure(!partition_refusal, rank, partition_refusal.value_or(""));
   ensure(world <= pf.num_parts(), rank,
          "there are " + std::to_string(world) + " ranks but the partition has only " +
              std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
@@ -274,20 +245,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // ---- privacy: mechanism, noise ------------------------------------------------------------
   std::int64_t total_train = 0;
   for (auto c : pf.part_train_nodes()) total_train += c;
-  const auto sopts = sampler_options(cfg);
-  auto population = [&](std::int64_t realised_m) -> std::int64_t {
-    if (cfg.privacy.worst_case && uses_random_walks(method)) {
-      // Ayle et al. 2022, Sec. 4.2: M_min = ceil(N / (1 + R L)) (each subgraph holds at most
-      // 1 + R L training nodes, and every training node is in one).
-      const std::int64_t cap = 1 + sopts.restarts * sopts.walk_length;
-      return (total_train + cap - 1) / cap;
-    }
-    return realised_m;
-  };
+  auto population = [&](std::int64_t realised_m) { return spec.population(cfg, realised_m, total_train); };
   auto mechanism_for = [&](std::int64_t realised_m, double z) {
-    if (method == Method::kDpGnn)
-      return privacy::Mechanism::dpgnn(realised_m, m, cfg.sampler.max_degree, cfg.model.layers, z);
-    return privacy::Mechanism::wor(population(realised_m), m, z);
+    return spec.mechanism(cfg, realised_m, total_train, m, z);
   };
   const privacy::Conversion conversion =
       cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle;
@@ -296,10 +256,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     ensure(m <= population(M), rank,
            cfg.source + ": key 'train.batch_size' (" + std::to_string(m) + ") exceeds the worst-case population M_min = " +
                std::to_string(population(M)));
-    if (method == Method::kDpGnn)
-      ensure(privacy::neighbourhood_bound(cfg.sampler.max_degree, cfg.model.layers) <= M, rank,
-             "N(K, r) = " + std::to_string(privacy::neighbourhood_bound(cfg.sampler.max_degree, cfg.model.layers)) +
-                 " exceeds the number of training nodes " + std::to_string(M) + ": lower sampler.max_degree");
+    const auto privacy_refusal = spec.check_privacy(cfg, M);
+    ensure(!privacy_refusal, rank, privacy_refusal.value_or(""));
     if (cfg.privacy.noise_multiplier) {
       z = *cfg.privacy.noise_multiplier;
     } else {
@@ -336,7 +294,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   // ---- model, optimiser, evaluator --------------------------------------------------------
   model::ModelConfig mc;
-  mc.arch = (method == Method::kMlp || method == Method::kDpMlp) ? model::Arch::kMlp : model::parse_arch(cfg.model.arch);
+  mc.arch = spec.arch(cfg);
   mc.layers = cfg.model.layers;
   mc.hidden = cfg.model.hidden;
   mc.in_features = static_cast<int>(meta.num_features);
@@ -448,10 +406,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     if (rank == 0) spdlog::info("resuming after step {} ({} steps in the ledger)", start_step, ledger_steps);
   }
 
-  // ---- DRW-D: the subgraph set of the epoch holding step t --------------------------------
+  // ---- re-sampling (DRW-D): the subgraph set of the epoch holding step t --------------------------------
   auto resample_if_needed = [&](std::int64_t t) {
-    if (method != Method::kDrwD) return;
-    const auto e = static_cast<std::uint64_t>(t / cfg.sampler.resample_every);
+    const std::uint64_t e = spec.epoch_of_step(cfg, t);
     if (e == epoch) return;
     epoch = e;
     sampled = sample_all(cfg, shard, comm, epoch);

@@ -1,0 +1,35 @@
+// Non-private GCN baseline: the DRW sampler and batch (one walk per root), no noise, no
+// accountant (is_private(kGcn) is false, so the trainer never asks for a mechanism).
+#include "method.h"
+
+namespace dpgnn::train::methods {
+namespace {
+
+class Gcn : public MethodSpec {
+ public:
+  sampling::SamplerOptions sampler_options(const Config& c) const override {
+    sampling::SamplerOptions o;
+    o.kind = sampling::SamplerKind::drw;
+    o.walk_length = c.sampler.walk_length;
+    o.restarts = 1;
+    o.edges = sampling::parse_edge_mode(c.sampler.edges);
+    return o;
+  }
+  std::int64_t population(const Config& c, std::int64_t realised, std::int64_t total_train) const override {
+    // Same as DRW (M_min, Ayle et al. 2022, Sec. 4.2) so a summary's "subgraphs" reads alike.
+    if (!c.privacy.worst_case) return realised;
+    const std::int64_t cap = 1 + c.sampler.walk_length;
+    return (total_train + cap - 1) / cap;
+  }
+};
+
+}  // namespace
+
+namespace detail {
+const MethodSpec& gcn_spec() {
+  static const Gcn s;
+  return s;
+}
+}  // namespace detail
+
+}  // namespace dpgnn::train::methods

@@ -1,0 +1,34 @@
+// Defaults of the method seam and the registry (method.h).
+#include "method.h"
+
+namespace dpgnn::train::methods {
+
+std::optional<std::string> MethodSpec::refuse_partition(const Config&, const std::string&) const {
+  return std::nullopt;
+}
+
+std::int64_t MethodSpec::population(const Config&, std::int64_t realised, std::int64_t) const { return realised; }
+
+std::optional<std::string> MethodSpec::check_privacy(const Config&, std::int64_t) const { return std::nullopt; }
+
+privacy::Mechanism MethodSpec::mechanism(const Config& c, std::int64_t realised, std::int64_t total_train,
+                                         std::int64_t m, double z) const {
+  return privacy::Mechanism::wor(population(c, realised, total_train), m, z);
+}
+
+std::uint64_t MethodSpec::epoch_of_step(const Config&, std::int64_t) const { return 0; }
+
+const MethodSpec& method_spec(Method m) {
+  switch (m) {
+    case Method::kDrw: return detail::drw_spec();
+    case Method::kDrwR: return detail::drw_r_spec();
+    case Method::kDrwD: return detail::drw_d_spec();
+    case Method::kGcn: return detail::gcn_spec();
+    case Method::kDpGnn: return detail::dpgnn_spec();
+    case Method::kDpMlp: return detail::dp_mlp_spec();
+    case Method::kMlp: return detail::mlp_spec();
+  }
+  return detail::drw_spec();  // unreachable: every enumerator is listed above
+}
+
+}  // namespace dpgnn::train::methods

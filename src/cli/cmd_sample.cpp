@@ -120,27 +120,6 @@ PartGraph part_graph(const graph::CsrGraph& g, const std::vector<std::uint8_t>& 
   return pg;
 }
 
-// Splits per part for `split`: the total S shared in proportion to the parts' training
-// nodes (largest remainder), at least one for every part that has training nodes.
-std::vector<std::int64_t> splits_per_part(std::int64_t total, const std::vector<std::int64_t>& train_counts) {
-  const std::int64_t t = std::accumulate(train_counts.begin(), train_counts.end(), std::int64_t{0});
-  std::vector<std::int64_t> s(train_counts.size(), 0);
-  if (t == 0) return s;
-  std::vector<std::pair<double, std::size_t>> rest;
-  std::int64_t given = 0;
-  for (std::size_t p = 0; p < train_counts.size(); ++p) {
-    const double share = static_cast<double>(total) * static_cast<double>(train_counts[p]) / static_cast<double>(t);
-    s[p] = static_cast<std::int64_t>(share);
-    given += s[p];
-    rest.push_back({-(share - static_cast<double>(s[p])), p});
-  }
-  std::sort(rest.begin(), rest.end());
-  for (std::size_t i = 0; given < total && i < rest.size(); ++i, ++given) s[rest[i].second]++;
-  for (std::size_t p = 0; p < s.size(); ++p)
-    if (train_counts[p] > 0) s[p] = std::max<std::int64_t>(s[p], 1);
-  return s;
-}
-
 void write_int64_matrix(h5::File& f, const std::string& name, const std::vector<std::int64_t>& flat,
                         std::uint64_t cols) {
   const std::uint64_t rows = flat.size() / cols;
@@ -184,7 +163,7 @@ int run_sample(const SampleOptions& opt) {
   for (std::int64_t p = 0; p < parts; ++p)
     for (std::int64_t i = pv.part_offsets[p]; i < pv.part_offsets[p + 1]; ++i)
       train_counts[p] += train[pv.new_to_old[i]] ? 1 : 0;
-  const std::vector<std::int64_t> splits = splits_per_part(so.splits, train_counts);
+  const std::vector<std::int64_t> splits = sampling::splits_per_part(so.splits, train_counts);
 
   // All parts' subgraphs, concatenated in part order, in dataset ids.
   std::vector<std::int64_t> roots, node_ptr{0}, nodes, edge_ptr{0}, edges, counts;

@@ -61,6 +61,10 @@ std::string pairing_of(const train::Config& c) {
              " (sensitivity 2C)";
     case Method::kMlp:
       return "sampler single nodes, accountant none (non-private)";
+    case Method::kSplit:
+      return "sampler random disjoint graph splits (s " + std::to_string(c.sampler.splits) +
+             ", loss on every node), accountant " + train::accountant_name(m, c.privacy.worst_case) +
+             " (sensitivity 2C)";
   }
   return "?";
 }

@@ -46,17 +46,24 @@ void Batch::validate(bool multilabel, std::int64_t num_classes) const {
   for (std::int64_t s = 0; s < B; ++s) {
     if (p[s + 1] <= p[s]) fail("node_ptr", "subgraph " + std::to_string(s) + " is empty or reversed");
   }
+  std::int64_t K = B;  // loss entries
+  if (loss_rows.defined()) {
+    if (loss_rows.dim() != 1 || loss_rows.scalar_type() != at::kLong) fail("loss_rows", "must be an int64 [K] tensor");
+    K = loss_rows.size(0);
+    if (K > 0 && (loss_rows.min().item<std::int64_t>() < 0 || loss_rows.max().item<std::int64_t>() >= n))
+      fail("loss_rows", "a loss row is outside [0, " + std::to_string(n) + ")");
+  }
   if (multilabel) {
-    if (!y.defined() || y.dim() != 2 || y.size(0) != B || y.size(1) != num_classes ||
+    if (!y.defined() || y.dim() != 2 || y.size(0) != K || y.size(1) != num_classes ||
         !at::isFloatingType(y.scalar_type())) {
       fail("y", "multi-label targets must be a floating [B, C] tensor with C = " +
                     std::to_string(num_classes));
     }
   } else {
-    if (!y.defined() || y.dim() != 1 || y.size(0) != B || y.scalar_type() != at::kLong) {
-      fail("y", "single-label targets must be an int64 [B] tensor");
+    if (!y.defined() || y.dim() != 1 || y.size(0) != K || y.scalar_type() != at::kLong) {
+      fail("y", "single-label targets must be an int64 [B] tensor ([K] with loss_rows)");
     }
-    if (B > 0 && (y.min().item<std::int64_t>() < 0 || y.max().item<std::int64_t>() >= num_classes)) {
+    if (K > 0 && (y.min().item<std::int64_t>() < 0 || y.max().item<std::int64_t>() >= num_classes)) {
       fail("y", "a class label is outside [0, " + std::to_string(num_classes) + ")");
     }
   }
@@ -81,7 +88,8 @@ Batch make_batch(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr,
                  const std::vector<std::int64_t>& root, const std::vector<std::int64_t>& node_key,
                  const std::vector<std::int64_t>& edge_dst, const std::vector<std::int64_t>& edge_src,
                  bool multilabel, std::int64_t num_classes,
-                 const std::vector<std::int64_t>& y_single, const std::vector<float>& y_multi) {
+                 const std::vector<std::int64_t>& y_single, const std::vector<float>& y_multi,
+                 const std::vector<std::int64_t>& loss_rows) {
   const c10::Device device = x.device();
   const std::int64_t n = x.size(0);
   Batch b;
@@ -90,7 +98,9 @@ Batch make_batch(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr,
   b.root = host_int64(root).to(device);
   b.node_key = host_int64(node_key).to(device);
   b.block = make_block(edge_dst, edge_src, n, n, device, x.scalar_type());
-  const std::int64_t B = static_cast<std::int64_t>(root.size());
+  if (!loss_rows.empty()) b.loss_rows = host_int64(loss_rows).to(device);
+  const std::int64_t B = loss_rows.empty() ? static_cast<std::int64_t>(root.size())
+                                           : static_cast<std::int64_t>(loss_rows.size());  // loss entries
   if (multilabel) {
     if (static_cast<std::int64_t>(y_multi.size()) != B * num_classes) {
       fail("y", "expected " + std::to_string(B * num_classes) + " multi-hot values, got " +
@@ -128,7 +138,20 @@ Batch select_subgraphs(const Batch& batch, const std::vector<std::int64_t>& subg
   out.node_key = batch.node_key.index_select(0, rows_t);
   out.node_ptr = host_int64(new_ptr).to(device);
   out.root = old_to_new.index_select(0, batch.root.index_select(0, sel));
-  out.y = batch.y.index_select(0, sel);
+  if (batch.loss_rows.defined()) {
+    // Loss entries of the selected subgraphs, subgraph by subgraph in the given order.
+    const at::Tensor lr = batch.loss_rows.cpu();
+    const auto* l = lr.data_ptr<std::int64_t>();
+    std::vector<std::int64_t> keep_entries;
+    for (std::int64_t s : subgraphs)
+      for (std::int64_t k = 0; k < lr.size(0); ++k)
+        if (l[k] >= p[s] && l[k] < p[s + 1]) keep_entries.push_back(k);
+    const at::Tensor entries = host_int64(keep_entries).to(device);
+    out.loss_rows = old_to_new.index_select(0, batch.loss_rows.index_select(0, entries));
+    out.y = batch.y.index_select(0, entries);
+  } else {
+    out.y = batch.y.index_select(0, sel);
+  }
   GraphBlock& blk = out.block;
   const GraphBlock& old = batch.block;
   const at::Tensor new_dst = old_to_new.index_select(0, old.dst);

@@ -244,7 +244,7 @@ TrainForward Gnn::forward_train(const Batch& batch, const DropoutKey& key, bool 
     h = keyed_dropout(h, batch.node_key, config_.dropout, key, l);
     h = apply_layer(l, h, batch.block, record_maps ? &out.maps : nullptr);  // [n, d_{l+1}]
   }
-  out.root_logits = h.index_select(0, batch.root);  // [B, C]
+  out.root_logits = h.index_select(0, batch.loss_rows.defined() ? batch.loss_rows : batch.root);  // [B or K, C]
   out.loss_sum = loss(out.root_logits, batch.y);
   return out;
 }

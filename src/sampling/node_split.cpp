@@ -63,4 +63,24 @@ SubgraphSet sample_splits(const graph::CsrGraph& g, const std::vector<std::uint8
   return out;
 }
 
+std::vector<std::int64_t> splits_per_part(std::int64_t total, const std::vector<std::int64_t>& train_counts) {
+  std::int64_t t = 0;
+  for (auto c : train_counts) t += c;
+  std::vector<std::int64_t> s(train_counts.size(), 0);
+  if (t == 0) return s;
+  std::vector<std::pair<double, std::size_t>> rest;
+  std::int64_t given = 0;
+  for (std::size_t p = 0; p < train_counts.size(); ++p) {
+    const double share = static_cast<double>(total) * static_cast<double>(train_counts[p]) / static_cast<double>(t);
+    s[p] = static_cast<std::int64_t>(share);
+    given += s[p];
+    rest.push_back({-(share - static_cast<double>(s[p])), p});
+  }
+  std::sort(rest.begin(), rest.end());
+  for (std::size_t i = 0; given < total && i < rest.size(); ++i, ++given) s[rest[i].second]++;
+  for (std::size_t p = 0; p < s.size(); ++p)
+    if (train_counts[p] > 0) s[p] = std::max<std::int64_t>(s[p], 1);
+  return s;
+}
+
 }  // namespace dpgnn::sampling

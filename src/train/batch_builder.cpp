@@ -14,7 +14,10 @@ model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartS
   const std::int64_t F = meta.num_features;
   std::vector<std::int64_t> node_ptr{0}, root, node_key, edge_dst, edge_src, y_single;
   std::vector<float> y_multi;
-  std::vector<std::int64_t> rows;  // shard row of every batch node
+  std::vector<std::int64_t> rows;       // shard row of every batch node
+  std::vector<std::int64_t> loss_rows;  // batch rows of the loss nodes (only with loss_on_all_nodes)
+  bool all_nodes = false;
+  for (const Pick& p : picks) all_nodes = all_nodes || parts[p.part_index].set.loss_on_all_nodes;
   for (const Pick& p : picks) {
     const PartSamples& ps = parts[p.part_index];
     const auto& set = ps.set;
@@ -28,12 +31,25 @@ model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartS
     }
     // Root first in its subgraph (SubgraphSet contract).
     root.push_back(base);
-    const std::int64_t root_row = ps.row_offset + set.roots[p.local];
-    if (meta.multilabel) {
-      for (std::int64_t c = 0; c < meta.num_classes; ++c)
-        y_multi.push_back(static_cast<float>(shard.label_matrix[root_row * meta.num_classes + c]));
+    auto push_label = [&](std::int64_t row) {
+      if (meta.multilabel) {
+        for (std::int64_t c = 0; c < meta.num_classes; ++c)
+          y_multi.push_back(static_cast<float>(shard.label_matrix[row * meta.num_classes + c]));
+      } else {
+        y_single.push_back(shard.labels[row]);
+      }
+    };
+    if (all_nodes) {
+      // Graph splits (Igamberdiev & Habernal, Sec. 4.4): every node of the split is a
+      // labelled training node and enters the loss; the split is still one example.
+      if (!set.loss_on_all_nodes)
+        throw Error("a batch mixes loss-on-all-nodes and root-loss subgraphs", kExitInternal);
+      for (std::int64_t i = b; i < e; ++i) {
+        loss_rows.push_back(base + (i - b));
+        push_label(ps.row_offset + set.nodes[i]);
+      }
     } else {
-      y_single.push_back(shard.labels[root_row]);
+      push_label(ps.row_offset + set.roots[p.local]);
     }
     // Local position of each subgraph node: nodes are few, a linear map is enough.
     for (std::int64_t k = set.edge_ptr[p.local]; k < set.edge_ptr[p.local + 1]; ++k) {
@@ -60,7 +76,7 @@ model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartS
     std::memcpy(xp + i * F, shard.features.data() + rows[i] * F, static_cast<std::size_t>(F) * sizeof(float));
   if (device != c10::Device(c10::kCPU)) x = x.to(device);
   return model::make_batch(x, node_ptr, root, node_key, edge_dst, edge_src, meta.multilabel, meta.num_classes,
-                           y_single, y_multi);
+                           y_single, y_multi, loss_rows);
 }
 
 }  // namespace dpgnn::train

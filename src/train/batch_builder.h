@@ -4,7 +4,8 @@
 // `row_offset` in the shard's arrays. Edges are listed once per undirected pair by the
 // sampler and emitted in both directions, as the model's GraphBlock expects. node_key =
 // global subgraph id * 2^20 + position, unique in the global batch, so dropout masks do not
-// depend on how the batch was split across ranks.
+// depend on how the batch was split across ranks. A set with loss_on_all_nodes (graph
+// splits) puts every node of its subgraphs into the loss (model::Batch::loss_rows).
 #pragma once
 
 #include <cstdint>

@@ -19,10 +19,10 @@ namespace dpgnn::train {
 Method parse_method(const std::string& name) {
   static const std::map<std::string, Method> m = {
       {"drw", Method::kDrw},     {"drw-r", Method::kDrwR}, {"drw-d", Method::kDrwD}, {"dpgnn", Method::kDpGnn},
-      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp}};
+      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp},     {"split", Method::kSplit}};
   auto it = m.find(name);
   if (it == m.end())
-    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, gcn, mlp");
+    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, split, gcn, mlp");
   return it->second;
 }
 
@@ -48,6 +48,7 @@ std::string method_name(Method m) {
     case Method::kDpMlp: return "dp-mlp";
     case Method::kGcn: return "gcn";
     case Method::kMlp: return "mlp";
+    case Method::kSplit: return "split";
   }
   return "?";
 }
@@ -108,8 +109,8 @@ std::string fmt_double(double v) {
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       DPGNN_STR("method", method,
-                "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), dp-mlp, "
-                "gcn | mlp (non-private)"),
+                "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), split (graph-split "
+                "DP-GCN), dp-mlp, gcn | mlp (non-private)"),
       DPGNN_STR("device", device, "cpu, cuda or cuda:N (a rank uses its local rank's GPU when just cuda)"),
       DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
       DPGNN_STR("data.partition", data.partition,
@@ -159,6 +160,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("sampler.max_degree", sampler.max_degree, int, "integer", "dpgnn: in-degree bound K, >= 1"),
       DPGNN_STR("sampler.edges", sampler.edges,
                 "induced (all edges among a subgraph's nodes) | walk (only the edges walked)"),
+      DPGNN_NUM("sampler.splits", sampler.splits, std::int64_t, "integer",
+                "split: s random disjoint groups of the training nodes (Igamberdiev & Habernal, Sec. 4.4), shared "
+                "among the partition's parts in proportion to their training nodes, >= 1"),
   };
   return f;
 }
@@ -260,6 +264,7 @@ void validate(const Config& c) {
   require(c.sampler.resample_every >= 1, f, "sampler.resample_every", "must be >= 1");
   require(c.sampler.max_degree >= 1, f, "sampler.max_degree", "must be >= 1");
   require(c.sampler.edges == "induced" || c.sampler.edges == "walk", f, "sampler.edges", "must be induced or walk");
+  require(c.sampler.splits >= 1, f, "sampler.splits", "must be >= 1");
 }
 
 }  // namespace

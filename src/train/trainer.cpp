@@ -73,12 +73,12 @@ struct Sampled {
 
 // Samples every owned part, verifies the invariants, and agrees on the global ids.
 Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,
-                   std::uint64_t epoch) {
-  const auto opts = methods::method_spec(cfg.method_enum()).sampler_options(cfg);
-  const auto checks = sampling::checks_for(opts);
+                   std::uint64_t epoch, const std::vector<std::int64_t>& part_train_nodes) {
   Sampled s;
   std::vector<std::int64_t> my_counts;
   for (const auto& pg : shard.training_graphs) {
+    const auto opts = methods::method_spec(cfg.method_enum()).part_sampler_options(cfg, pg.part, part_train_nodes);
+    const auto checks = sampling::checks_for(opts);
     PartSamples ps;
     ps.part = pg.part;
     ps.row_offset = pg.begin - shard.begin;
@@ -229,7 +229,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // ---- subgraphs and the batch ----------------------------------------------------------
   const auto sample_start = Clock::now();
   std::uint64_t epoch = 0;
-  Sampled sampled = sample_all(cfg, shard, comm, epoch);
+  Sampled sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes());
   std::int64_t M = sampled.ids.total();
   const double sample_secs = std::chrono::duration<double>(Clock::now() - sample_start).count();
   const std::int64_t m =
@@ -411,7 +411,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     const std::uint64_t e = spec.epoch_of_step(cfg, t);
     if (e == epoch) return;
     epoch = e;
-    sampled = sample_all(cfg, shard, comm, epoch);
+    sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes());
     M = sampled.ids.total();
     ensure(m <= M, rank,
            "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +

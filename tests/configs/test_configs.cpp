@@ -92,6 +92,25 @@ TEST(ConfigCatalogue, HoldsEveryMethodForEveryDatasetOfTheRandomWalkPaper) {
 
 // ---- the papers' numbers -----------------------------------------------------------------
 
+TEST(ConfigCatalogue, GraphSplitConfigsFollowIgamberdievAndHabernal) {
+  // Igamberdiev & Habernal: Sec. 5.2 (delta 1e-5, clipping threshold 1), App. B (2-layer GCN,
+  // ReLU, hidden 32, dropout 0.5, Adam), Table 2 (epsilon 2, 10 splits, Sec. 6.3).
+  for (const std::string ds : {"citeseer", "cora", "pubmed", "reddit"}) {
+    const std::string rel = ds + "/split.yaml";
+    ASSERT_TRUE(fs::exists(kConfigs / rel)) << rel;
+    const Config c = load(rel);
+    EXPECT_EQ(c.method, "split") << rel;
+    EXPECT_EQ(c.privacy.delta, 1e-5) << rel;
+    EXPECT_EQ(c.privacy.clip_norm, 1.0) << rel;
+    EXPECT_EQ(c.privacy.target_epsilon, 2.0) << rel;
+    EXPECT_EQ(c.model.layers, 2) << rel;
+    EXPECT_EQ(c.model.hidden, 32) << rel;
+    EXPECT_EQ(c.model.dropout, 0.5) << rel;
+    EXPECT_EQ(c.train.optimizer, "adam") << rel;
+    EXPECT_EQ(c.sampler.splits, 10) << rel;
+  }
+}
+
 TEST(ConfigCatalogue, PrivateRunsUseTheDeltasOfAyleTable3AndEpsilon8) {
   // Ayle et al. 2022, Appendix C, Table 3.
   const std::map<std::string, double> delta = {{"cora", 1e-5},   {"citeseer", 1e-5},   {"ppi", 1e-5},
@@ -147,6 +166,7 @@ TEST(ConfigCatalogue, ArchitecturesComeFromAyleTable1AndItsGrid) {
   }
   for (const auto& rel : yaml_files(kConfigs, false)) {
     if (rel.find("daigavane") != std::string::npos) continue;
+    if (rel.find("/split.yaml") != std::string::npos) continue;  // Igamberdiev & Habernal's protocol (below)
     const Config c = load(rel);
     EXPECT_TRUE(c.model.layers == 1 || c.model.layers == 2) << rel;
     EXPECT_TRUE(c.model.hidden == 256 || c.model.hidden == 512) << rel;
@@ -364,7 +384,8 @@ TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterItsHeadersImportAndPartition
         << "dry run: " << name << "; check: " << chk.output;
     ++planned;
   }
-  EXPECT_EQ(planned, 7) << ds;
+  // The 7 methods of the random-walk catalogue, plus split.yaml where the graph-split paper has the dataset.
+  EXPECT_EQ(planned, 7 + (fs::exists(kConfigs / ds / "split.yaml") ? 1 : 0)) << ds;
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedData, DryRun, ::testing::ValuesIn(shared_datasets()),

@@ -64,5 +64,18 @@ TEST(SplitSampler, IsSeededAndCapsTheNumberOfSplitsAtTheTrainingNodes) {
   EXPECT_THROW(sample_splits(t.g, t.train, o, {1, 0, 0}), UsageError);
 }
 
+TEST(SplitsPerPart, SharesTheTotalByLargestRemainderWithAtLeastOnePerNonEmptyPart) {
+  // Worked by hand: 10 x {50, 30, 20} / 100 = {5, 3, 2} exactly.
+  EXPECT_EQ(splits_per_part(10, {50, 30, 20}), (std::vector<std::int64_t>{5, 3, 2}));
+  // 7 x {1, 1, 1} / 3 = 2.33 each: floors {2, 2, 2}, one left for the first of the equal remainders.
+  EXPECT_EQ(splits_per_part(7, {1, 1, 1}), (std::vector<std::int64_t>{3, 2, 2}));
+  // 4 x {97, 2, 1} / 100 = {3.88, 0.08, 0.04}: {3, 0, 0} + the largest remainder -> {4, 0, 0},
+  // then every part with training nodes gets at least one: {4, 1, 1}.
+  EXPECT_EQ(splits_per_part(4, {97, 2, 1}), (std::vector<std::int64_t>{4, 1, 1}));
+  // A part without training nodes gets none; no training nodes at all: none anywhere.
+  EXPECT_EQ(splits_per_part(6, {3, 0, 3}), (std::vector<std::int64_t>{3, 0, 3}));
+  EXPECT_EQ(splits_per_part(6, {0, 0}), (std::vector<std::int64_t>{0, 0}));
+}
+
 }  // namespace
 }  // namespace dpgnn::sampling

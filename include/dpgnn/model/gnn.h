@@ -70,8 +70,8 @@ struct LinearMapRecord {
 };
 
 struct TrainForward {
-  at::Tensor loss_sum;     // [] summed over the batch's roots
-  at::Tensor root_logits;  // [B, C]
+  at::Tensor loss_sum;     // [] summed over the batch's roots (or loss_rows)
+  at::Tensor root_logits;  // [B, C] ([K, C] with loss_rows)
   std::vector<LinearMapRecord> maps;
 };
 

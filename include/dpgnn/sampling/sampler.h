@@ -91,6 +91,12 @@ SubgraphSet sample_nodes(const std::vector<std::uint8_t>& root_mask);
 SubgraphSet sample_splits(const graph::CsrGraph& g, const std::vector<std::uint8_t>& root_mask,
                           const SplitOptions& options, const SamplerKey& key);
 
+// Splits per part when the training set is spread over parts: the total s shared in
+// proportion to the parts' training nodes (largest remainder), at least one for every part
+// that has training nodes. `dpgnn sample --partition` and the trainer use it, so a split set
+// depends on the partition, never on the number of ranks.
+std::vector<std::int64_t> splits_per_part(std::int64_t total, const std::vector<std::int64_t>& train_counts);
+
 // One record for every sampler, as a config section or the command line gives it.
 struct SamplerOptions {
   SamplerKind kind = SamplerKind::drw;

@@ -12,10 +12,10 @@
 
 namespace dpgnn::train {
 
-enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp };
+enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp, kSplit };
 Method parse_method(const std::string& name);
 std::string method_name(Method m);
-bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp
+bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp, split
 bool uses_random_walks(Method m);   // drw, drw-r, drw-d, gcn (same sampler and batch as drw)
 // The accountant a method is paired with (DESIGN.md 3), as summaries and `train --check` name it.
 std::string accountant_name(Method m, bool worst_case);
@@ -63,6 +63,7 @@ struct SamplerSection {
   std::int64_t resample_every = 100;  // i (drw-d)
   int max_degree = 3;            // K (dpgnn)
   std::string edges = "induced";  // induced | walk: which edges a random-walk subgraph keeps
+  std::int64_t splits = 10;      // s (split): random disjoint groups of the training nodes
 };
 
 struct Config {

@@ -3,6 +3,11 @@
 
 namespace dpgnn::train::methods {
 
+sampling::SamplerOptions MethodSpec::part_sampler_options(const Config& c, int,
+                                                          const std::vector<std::int64_t>&) const {
+  return sampler_options(c);
+}
+
 std::optional<std::string> MethodSpec::refuse_partition(const Config&, const std::string&) const {
   return std::nullopt;
 }
@@ -27,6 +32,7 @@ const MethodSpec& method_spec(Method m) {
     case Method::kDpGnn: return detail::dpgnn_spec();
     case Method::kDpMlp: return detail::dp_mlp_spec();
     case Method::kMlp: return detail::mlp_spec();
+    case Method::kSplit: return detail::split_spec();
   }
   return detail::drw_spec();  // unreachable: every enumerator is listed above
 }

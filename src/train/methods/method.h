@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/privacy/mechanism.h"
@@ -29,6 +30,11 @@ class MethodSpec {
 
   // The sampler that builds the disjoint (or bounded-overlap) training subgraphs.
   virtual sampling::SamplerOptions sampler_options(const Config& c) const = 0;
+
+  // The sampler for one partition part, given every part's number of training nodes.
+  // Default: sampler_options(c) for every part.
+  virtual sampling::SamplerOptions part_sampler_options(const Config& c, int part,
+                                                        const std::vector<std::int64_t>& part_train_nodes) const;
 
   // The model architecture; default: what model.arch names.
   virtual model::Arch arch(const Config& c) const { return model::parse_arch(c.model.arch); }
@@ -67,6 +73,7 @@ const MethodSpec& gcn_spec();    // gcn.cpp
 const MethodSpec& dpgnn_spec();  // dpgnn.cpp
 const MethodSpec& dp_mlp_spec(); // mlp.cpp
 const MethodSpec& mlp_spec();    // mlp.cpp
+const MethodSpec& split_spec();  // split.cpp
 }  // namespace detail
 
 }  // namespace dpgnn::train::methods

@@ -15,6 +15,9 @@ namespace {
 
 using u128 = SecureStream::u128;
 
+// sigma in grid units (before the rounding allowance): 31/32 of 2^26.
+constexpr double kGridSteps = 0x1.fp25;
+
 // Bernoulli(n / d), 0 <= n <= d, d >= 1: a uniform integer below d is < n.
 bool bernoulli(SecureStream& rng, u128 n, u128 d) { return rng.below(d) < n; }
 
@@ -46,7 +49,7 @@ std::int64_t sample_discrete_laplace(SecureStream& rng, std::uint64_t t) {
     std::uint64_t v = 0;
     while (bernoulli_exp_minus_le1(rng, 1, 1)) ++v;
     const std::uint64_t x = u + t * v;
-    const bool negative = (rng.next_u64() & 1) != 0;
+    const bool negative = rng.bits(1) != 0;
     if (negative && x == 0) continue;
     return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
   }
@@ -70,11 +73,17 @@ NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_par
     throw UsageError("noise: noise multiplier x sqrt(parameters) = " + std::to_string(z * root_p) +
                      " exceeds 2^27, the range of the exact discrete Gaussian sampler");
   NoiseGrid g;
-  g.gamma = sigma / 0x1.0p26;
-  // s2 = ceil((z (Delta / gamma + sqrt(P)))^2) (noise.h); Delta / gamma = 2^26 / z exactly up
-  // to rounding, so z * Delta / gamma is 2^26. The ceil is taken in long double and then
-  // raised by 1 so that no floating-point rounding can make s2 too small.
-  const long double scale = 0x1.0p26L + static_cast<long double>(z) * std::sqrt(static_cast<long double>(num_params));
+  // gamma = sigma / (31/32 2^26) keeps t = floor(sqrt(s2)) + 1 just below 2^26, so the
+  // uniform draws below t and below multiples of t reject rarely (a power of two just above
+  // t would reject half of them).
+  g.gamma = sigma / kGridSteps;
+  // s2 = ceil((z (Delta / gamma + sqrt(P)))^2) + 1 (noise.h), where z Delta / gamma = sigma /
+  // gamma. Computed in long double and raised by a relative 1e-12 (about 2^12 grid units
+  // of variance), far more than the rounding of sigma, gamma and z in double, so that no
+  // floating-point rounding can make s2 too small.
+  const long double scale = (static_cast<long double>(sigma) / static_cast<long double>(g.gamma) +
+                             static_cast<long double>(z) * std::sqrt(static_cast<long double>(num_params))) *
+                            (1.0L + 1e-12L);
   g.variance = static_cast<std::uint64_t>(std::ceil(scale * scale)) + 1;
   g.sigma_effective = g.gamma * std::sqrt(static_cast<double>(g.variance));
   return g;

@@ -152,12 +152,23 @@ std::uint64_t SecureStream::next_u64() {
   return buf_[pos_++];
 }
 
+std::uint64_t SecureStream::bits(int b) {
+  if (b >= 64) return next_u64();
+  if (reservoir_bits_ < b) {
+    reservoir_ = next_u64();
+    reservoir_bits_ = 64;
+  }
+  const std::uint64_t v = reservoir_ & ((std::uint64_t{1} << b) - 1);
+  reservoir_ >>= b;
+  reservoir_bits_ -= b;
+  return v;
+}
+
 std::uint64_t SecureStream::below(std::uint64_t n) {
   if (n <= 1) return 0;
-  const int bits = 64 - __builtin_clzll(n - 1);
-  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << bits) - 1);
+  const int b = 64 - __builtin_clzll(n - 1);
   for (;;) {
-    const std::uint64_t x = next_u64() & mask;
+    const std::uint64_t x = bits(b);
     if (x < n) return x;
   }
 }
@@ -166,10 +177,10 @@ SecureStream::u128 SecureStream::below(u128 n) {
   if (n <= 1) return 0;
   if ((n >> 64) == 0) return below(static_cast<std::uint64_t>(n));
   const u128 m1 = n - 1;
-  const int bits = 128 - __builtin_clzll(static_cast<std::uint64_t>(m1 >> 64));
-  const u128 mask = bits == 128 ? ~u128{0} : ((u128{1} << bits) - 1);
+  const int high_bits = 64 - __builtin_clzll(static_cast<std::uint64_t>(m1 >> 64));
   for (;;) {
-    const u128 x = ((static_cast<u128>(next_u64()) << 64) | next_u64()) & mask;
+    const u128 high = bits(high_bits);
+    const u128 x = (high << 64) | next_u64();
     if (x < n) return x;
   }
 }

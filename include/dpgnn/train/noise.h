@@ -17,9 +17,9 @@
 // RDP of order alpha alpha D^2 / (2 s2): at most the continuous Gaussian's alpha / (2 z^2)
 // when s2 >= (z D)^2. Rounding moves each coordinate by at most 1/2, so one changed rank's
 // k_r moves by at most Delta / gamma + sqrt(P) (triangle inequality, both sides rounded),
-// hence s2 = ceil((z (Delta / gamma + sqrt(P)))^2), with sigma = z Delta. gamma is
-// sigma / 2^26, so the added variance is gamma^2 s2 = sigma^2 (1 + z sqrt(P) / 2^26)^2 (+ a
-// rounding of 1 part in 2^52): the noise is slightly larger than the continuous one the
+// hence s2 = ceil((z (Delta / gamma + sqrt(P)))^2) + 1, with sigma = z Delta. gamma is
+// sigma / (31/32 2^26), so the added variance is gamma^2 s2 ~ sigma^2 (1 + z sqrt(P) / 2^26)^2
+// (+ a rounding of 1 part in 2^51): the noise is slightly larger than the continuous one the
 // accountant assumes, never smaller. docs/privacy.md "Secrets and noise" has the argument.
 //
 // The noise of step t is a pure function of (noise secret, t) - chunks of kNoiseChunk

@@ -57,6 +57,10 @@ class SecureStream {
   SecureStream& operator=(const SecureStream&) = delete;
 
   std::uint64_t next_u64();
+  // b uniform random bits, 1 <= b <= 64, taken from a 64-bit reservoir refilled from the
+  // stream (leftover bits are dropped when a request does not fit): small draws, such as the
+  // Bernoulli coins of the discrete Gaussian, then cost a few bits instead of a word.
+  std::uint64_t bits(int b);
   // Uniform in [0, n), unbiased (rejection on the smallest covering power of two); 0 if n <= 1.
   std::uint64_t below(std::uint64_t n);
   __extension__ typedef unsigned __int128 u128;
@@ -73,6 +77,8 @@ class SecureStream {
   std::uint64_t block_ = 0;
   std::array<std::uint64_t, kWords> buf_{};
   std::size_t pos_ = kWords;
+  std::uint64_t reservoir_ = 0;
+  int reservoir_bits_ = 0;
 };
 
 }  // namespace dpgnn

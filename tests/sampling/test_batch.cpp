@@ -1,5 +1,5 @@
 // Batch selection (DESIGN.md 3): uniform without replacement, a pure function of
-// (seed, step, M, m) so every rank draws the same batch, and Poisson sampling at rate q.
+// (batch secret, step, M, m) so every rank draws the same batch, and Poisson sampling at rate q.
 // Critical values are scipy.stats.chi2.isf(1e-4, dof) (false alarm probability 1e-4).
 #include <gtest/gtest.h>
 

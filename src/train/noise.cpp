@@ -89,6 +89,14 @@ NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_par
   return g;
 }
 
+void check_exact_grid_sum(const NoiseGrid& grid, double clip, std::int64_t batch_size) {
+  const double bound = static_cast<double>(batch_size) * clip / grid.gamma;
+  if (!(bound < 0x1.0p52))
+    throw UsageError("noise: batch size x clip norm / grid = " + std::to_string(bound) +
+                     " grid units exceeds 2^52, where the float64 all-reduce of the grid integers stops being "
+                     "exact; raise privacy.noise_multiplier or lower train.batch_size");
+}
+
 std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance) {
   if (variance < 1 || variance > (std::uint64_t{1} << 58))
     throw Error("sample_discrete_gaussian: variance " + std::to_string(variance) + " outside [1, 2^58]",

@@ -356,6 +356,20 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   const model::ClipConfig clip_cfg = model::ClipConfig::flat(clip);
   Evaluator evaluator(shard, comm, device, device_comm);
   const std::int64_t P = net.num_parameters();
+  // The discrete Gaussian's grid (noise.h), checked before anything is written.
+  NoiseGrid noise_grid;
+  if (priv) {
+    try {
+      noise_grid = make_noise_grid(sigma, sigma / z, P);
+      check_exact_grid_sum(noise_grid, clip, m);
+    } catch (const UsageError& e) {
+      ensure(false, rank, cfg.source + ": " + e.what());
+    }
+    if (rank == 0)
+      spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "
+                   "rounding to the grid)",
+                   noise_grid.gamma, noise_grid.sigma_effective, noise_grid.sigma_effective / sigma - 1.0);
+  }
 
   // ---- run directory, resume ------------------------------------------------------------------
   std::int64_t start_step = 0;     // first step to compute
@@ -414,11 +428,6 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // Whether the run's releases are covered by the guarantee (summary.json "private").
   const bool run_is_private = priv && !cfg.privacy.noise_seed && !cfg.train.log_train_loss;
   const bool release_loss = !priv || cfg.train.log_train_loss;
-  const NoiseGrid noise_grid = priv ? make_noise_grid(sigma, sigma / z, P) : NoiseGrid{};
-  if (rank == 0 && priv)
-    spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "
-                 "rounding to the grid)",
-                 noise_grid.gamma, noise_grid.sigma_effective, noise_grid.sigma_effective / sigma - 1.0);
   // Parameter average for evaluation (Polyak-Ruppert / EMA; post-processing of the released
   // noisy iterates, so it costs no privacy).
   at::Tensor ema;

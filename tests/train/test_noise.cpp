@@ -171,6 +171,10 @@ TEST(NoiseGrid, VarianceCoversTheRoundedSensitivity) {
     }
   }
   EXPECT_THROW(make_noise_grid(0.0, 2.0, 10), UsageError);
+  // m C / gamma = m 2^25 (31/32) / z grid units must stay below 2^52.
+  const NoiseGrid tiny = make_noise_grid(2e-3, 2.0, 1000);  // z = 0.001
+  EXPECT_NO_THROW(check_exact_grid_sum(tiny, 1.0, 100000));
+  EXPECT_THROW(check_exact_grid_sum(tiny, 1.0, 200000000), UsageError);
   EXPECT_THROW(make_noise_grid(1e6, 1.0, 1000000), UsageError);  // z sqrt(P) = 1e9 > 2^27
 }
 

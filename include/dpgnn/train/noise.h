@@ -12,7 +12,9 @@
 //   secret (util/secure_rng.h);
 //   the all-reduce sums integers held in doubles (exact below 2^53), and the gradient is
 //   gamma * (sum_r k_r + Y), a post-processing of the integer vector.
-// Privacy (CKS20, Theorem 14, multivariate discrete Gaussian): if the integer query moves
+// Privacy (CKS20 Theorem 4 per coordinate: an integer shift mu against N_Z(0, s2) costs
+// mu^2 / (2 s2)-zCDP; independent coordinates add up, Bun & Steinke 2016 Lemma 2.3): if
+// the integer query moves
 // by at most D in L2 between neighbours, adding N_Z(0, s2)^P is (D^2 / (2 s2))-zCDP, i.e.
 // RDP of order alpha alpha D^2 / (2 s2): at most the continuous Gaussian's alpha / (2 z^2)
 // when s2 >= (z D)^2. Rounding moves each coordinate by at most 1/2, so one changed rank's
@@ -45,6 +47,11 @@ struct NoiseGrid {
 // Throws UsageError when sigma or sensitivity is not positive or the variance would not
 // fit the exact sampler's integer range (z sqrt(P) > 2^27).
 NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_params);
+
+// The all-reduce sums grid integers in float64, exact while every partial sum stays below
+// 2^53. Each of the m clipped contributions moves a coordinate by at most the clip norm C,
+// so |sum| <= m C / gamma (+ noise, < 2^32); throws UsageError unless m C / gamma < 2^52.
+void check_exact_grid_sum(const NoiseGrid& grid, double clip, std::int64_t batch_size);
 
 constexpr std::size_t kNoiseChunk = 1 << 16;
 

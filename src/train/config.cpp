@@ -129,7 +129,8 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.max_steps", train.max_steps, std::int64_t, "integer",
                 "stop after this many steps (private runs also stop before exceeding the target epsilon)"),
       DPGNN_NUM("train.seed", train.seed, std::uint64_t, "integer",
-                "seed of initialisation, sampling and batch selection (not of the noise)"),
+                "public seed of the initial weights, the random walks and dropout (not of the batches or the noise: "
+                "those come from secrets, docs/privacy.md)"),
       DPGNN_NUM("train.eval_every", train.eval_every, std::int64_t, "integer",
                 "evaluate on val/test every k steps (0 = only at the end)"),
       DPGNN_NUM("train.checkpoint_every", train.checkpoint_every, std::int64_t, "integer",
@@ -140,6 +141,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.ema", train.ema, double, "number",
                 "evaluate and save an exponential moving average of the parameters with this decay "
                 "(post-processing: no privacy cost); 0 = off"),
+      DPGNN_NUM("train.log_train_loss", train.log_train_loss, bool, "boolean",
+                "write each step's training loss to metrics.jsonl and the progress line; the loss is computed on "
+                "private labels without noise, so a private run that logs it says private: false"),
       DPGNN_NUM("privacy.target_epsilon", privacy.target_epsilon, double, "number",
                 "stop before a step would exceed it; > 0"),
       DPGNN_NUM("privacy.delta", privacy.delta, double, "number", "delta in (0, 1)"),
@@ -148,7 +152,8 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("privacy.clip_norm", privacy.clip_norm, double, "number",
                 "per-subgraph gradient clipping threshold C, > 0"),
       DPGNN_OPT("privacy.noise_seed", privacy.noise_seed, std::uint64_t, "integer",
-                "pins the noise generator (reproducible runs); null = seeded from the OS's secure randomness"),
+                "pins the noise and batch secrets (derived from it): reproducible, and then the run is NOT private "
+                "(private: false); null = 256-bit secrets from the OS"),
       DPGNN_NUM("privacy.worst_case", privacy.worst_case, bool, "boolean",
                 "account with the paper's M_min = ceil(N/(1+R*L)) instead of the realised M"),
       DPGNN_STR("privacy.conversion", privacy.conversion, "RDP to (epsilon, delta): balle | mironov"),

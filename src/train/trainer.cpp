@@ -1,8 +1,9 @@
 // The training loop (DESIGN.md "Shape of one training run"):
 //   every rank: read its shard, sample its parts' disjoint subgraphs, agree on the global
 //   subgraph ids; every step: the same uniform batch of m of the M ids everywhere (a pure
-//   function of seed and step), clipped per-subgraph gradients of the ids this rank owns
-//   summed into one flat buffer, rank 0 adds N(0, sigma^2) once and records the step in
+//   function of the broadcast batch secret and the step; secrets.h), clipped per-subgraph gradients of the ids this rank owns
+//   summed into one flat buffer (rounded to the noise grid), rank 0 adds the discrete
+//   Gaussian once (noise.h) and records the step in
 //   the ledger (flushed) before anything uses it, ONE all-reduce of [gradient | loss |
 //   count | stop], then the identical optimiser step on every rank.
 // Stopping: rank 0 asks the accountant whether the NEXT step would exceed the target
@@ -13,7 +14,6 @@
 #include "dpgnn/train/trainer.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -44,6 +44,8 @@
 #include "dpgnn/util/system.h"
 #include "evaluator.h"
 #include "methods/method.h"
+#include "resume_guard.h"
+#include "secrets.h"
 
 namespace dpgnn::train {
 namespace fs = std::filesystem;
@@ -113,7 +115,6 @@ struct RunFiles {
   fs::path model() const { return dir / "model.h5"; }
   fs::path summary() const { return dir / "summary.json"; }
   fs::path run_info() const { return dir / "run.json"; }
-  fs::path noise_seed() const { return dir / "noise_seed"; }
 };
 
 std::string read_text(const fs::path& p) {
@@ -124,7 +125,7 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-void write_text(const fs::path& p, const std::string& text, bool private_file = false) {
+void write_text(const fs::path& p, const std::string& text) {
   const fs::path tmp = p.string() + ".tmp";
   {
     std::ofstream out(tmp);
@@ -132,7 +133,6 @@ void write_text(const fs::path& p, const std::string& text, bool private_file = 
     out << text;
     if (!out.flush()) throw IoError(tmp.string() + ": cannot write");
   }
-  if (private_file) ::chmod(tmp.c_str(), 0600);
   std::error_code ec;
   fs::rename(tmp, p, ec);
   if (ec) throw IoError(p.string() + ": cannot write: " + ec.message());
@@ -314,11 +314,25 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   const model::ClipConfig clip_cfg = model::ClipConfig::flat(clip);
   Evaluator evaluator(shard, comm, device, device_comm);
   const std::int64_t P = net.num_parameters();
+  // The discrete Gaussian's grid (noise.h), checked before anything is written.
+  NoiseGrid noise_grid;
+  if (priv) {
+    try {
+      noise_grid = make_noise_grid(sigma, sigma / z, P);
+      check_exact_grid_sum(noise_grid, clip, m);
+    } catch (const UsageError& e) {
+      ensure(false, rank, cfg.source + ": " + e.what());
+    }
+    if (rank == 0)
+      spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "
+                   "rounding to the grid)",
+                   noise_grid.gamma, noise_grid.sigma_effective, noise_grid.sigma_effective / sigma - 1.0);
+  }
 
   // ---- run directory, resume ------------------------------------------------------------------
   std::int64_t start_step = 0;     // first step to compute
   std::int64_t ledger_steps = 0;   // steps already in the ledger (replayed, not re-recorded)
-  std::uint64_t noise_seed = 0;
+  RunSecrets secrets;
   std::optional<privacy::Accountant> accountant;
   std::unique_ptr<LedgerWriter> ledger;
   std::unique_ptr<MetricsWriter> metrics;
@@ -341,11 +355,12 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       if (priv) {
         const auto entries = fs::exists(files.ledger()) ? read_ledger(files.ledger().string()) : std::vector<LedgerEntry>{};
         ledger_steps = static_cast<std::int64_t>(entries.size());
+        // Before anything here is written: never spend the budget twice (resume_guard.h).
+        const std::string refusal = resume_refusal(
+            {fs::exists(files.ledger()), ledger_steps, fs::exists(files.checkpoint()), start_step,
+             secrets_available(files.dir, cfg.privacy.noise_seed.has_value()), training_evidence(files.dir.string())});
+        if (!refusal.empty()) throw UsageError(files.dir.string() + ": refusing to resume: " + refusal);
         accountant = accountant_from_ledger(entries, conversion);
-        if (ledger_steps < start_step)
-          throw DataError(files.ledger().string(), "",
-                          "holds fewer steps (" + std::to_string(ledger_steps) + ") than the checkpoint (" +
-                              std::to_string(start_step) + "): the ledger was truncated");
       }
     } else {
       write_text(files.config(), config_text);
@@ -356,26 +371,21 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       write_text(files.run_info(), info.dump(2) + "\n");
       if (priv) accountant.emplace(std::vector<double>{}, conversion);
     }
-    if (priv) {
-      if (cfg.privacy.noise_seed) {
-        noise_seed = *cfg.privacy.noise_seed;
-        spdlog::warn("privacy.noise_seed is pinned: the noise is reproducible, for experiments only");
-      } else if (opt.resume && fs::exists(files.noise_seed())) {
-        noise_seed = std::stoull(read_text(files.noise_seed()));
-      } else {
-        noise_seed = secure_random_seed();
-        // Kept (mode 0600) so that a resume replays the steps after the last checkpoint with
-        // the same noise; removed when the run completes.
-        write_text(files.noise_seed(), std::to_string(noise_seed) + "\n", /*private_file=*/true);
-      }
-      ledger = std::make_unique<LedgerWriter>(files.ledger().string());
-    }
+    secrets = rank0_secrets(priv, cfg.privacy.noise_seed, cfg.train.seed, files.dir, opt.resume);
+    if (priv) ledger = std::make_unique<LedgerWriter>(files.ledger().string());
+    if (cfg.train.log_train_loss && priv)
+      spdlog::warn("train.log_train_loss: the training loss is computed on private labels without noise and is "
+                   "released outside the privacy guarantee: this run is NOT private (private: false)");
     metrics = std::make_unique<MetricsWriter>(files.metrics());
   }
   std::int64_t resume_state[2] = {start_step, ledger_steps};
   comm.broadcast(resume_state, 2, 0);
   start_step = resume_state[0];
   ledger_steps = resume_state[1];
+  share_batch_secret(secrets, comm);
+  // Whether the run's releases are covered by the guarantee (summary.json "private").
+  const bool run_is_private = priv && !cfg.privacy.noise_seed && !cfg.train.log_train_loss;
+  const bool release_loss = !priv || cfg.train.log_train_loss;
   // Parameter average for evaluation (Polyak-Ruppert / EMA; post-processing of the released
   // noisy iterates, so it costs no privacy).
   at::Tensor ema;
@@ -429,7 +439,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   comm.broadcast(&stop_now, 1, 0);
 
   // ---- the loop ------------------------------------------------------------------------------
-  at::Tensor buffer = torch::zeros({P + 3}, torch::TensorOptions().dtype(net.dtype()).device(device));
+  // [gradient | loss | count | stop] in float64: a private run's gradient travels as integers
+  // on the noise grid (train/noise.h), which a float64 all-reduce sums exactly.
+  at::Tensor buffer = torch::zeros({P + 3}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+  at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(device));
   std::int64_t step = start_step;
   std::int64_t steps_this_run = 0;
   const auto loop_start = Clock::now();
@@ -463,15 +476,14 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   while (!stop_now) {
     const bool replay = step < ledger_steps;  // recorded before a crash: same batch, same noise
-    const auto gids = sampling::sample_batch_without_replacement(cfg.train.seed, static_cast<std::uint64_t>(step), M, m);
+    const auto gids = sampling::sample_batch_without_replacement(secrets.batch, static_cast<std::uint64_t>(step), M, m);
     std::vector<Pick> picks;
     for (auto gid : gids) {
       const auto part = sampled.ids.owner(gid);
       if (part < shard.first_part || part >= shard.last_part) continue;
       picks.push_back({static_cast<std::size_t>(part - shard.first_part), sampled.ids.local_index(gid), gid});
     }
-    buffer.zero_();
-    at::Tensor grad = buffer.narrow(0, 0, P);
+    grad.zero_();
     const model::DropoutKey dkey{cfg.train.seed, step};
     double loss_sum = 0.0;
     if (!picks.empty()) {
@@ -489,12 +501,20 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
           ledger->append({step, mech, accountant->epsilon(cfg.privacy.delta).epsilon});  // durable before use
           crash_if_injected(step);
         }
-        at::Tensor host = grad.to(torch::kCPU).contiguous();
-        add_gaussian_noise(host.data_ptr<float>(), static_cast<std::size_t>(P), sigma, noise_seed,
-                           static_cast<std::uint64_t>(step));
-        grad.copy_(host);
       }
       if (step + 1 >= cfg.train.max_steps) stop_flag = 1;
+    }
+    at::Tensor grid_sum = buffer.narrow(0, 0, P);
+    if (priv) {
+      grid_sum.copy_(grad.to(torch::kFloat64).div_(noise_grid.gamma).round_());  // this rank's k_r
+      if (rank == 0) {
+        at::Tensor host = grid_sum.to(torch::kCPU).contiguous();
+        add_discrete_gaussian_noise(host.data_ptr<double>(), static_cast<std::size_t>(P), noise_grid.variance,
+                                    secrets.noise, static_cast<std::uint64_t>(step));
+        grid_sum.copy_(host);
+      }
+    } else {
+      grid_sum.copy_(grad);
     }
     // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
     resample_if_needed(step + 1);
@@ -505,15 +525,17 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     buffer[P + 1] = static_cast<double>(picks.size());
     buffer[P + 2] = static_cast<double>(stop_flag);
     if (buffer.device().is_cpu()) {
-      comm.allreduce_sum(buffer.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+      comm.allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 3));
     } else if (device_comm != nullptr) {  // NCCL: the buffer never leaves the GPU
-      device_comm->allreduce_sum(buffer.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+      device_comm->allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 3));
     } else {
       at::Tensor host = buffer.to(torch::kCPU).contiguous();
-      comm.allreduce_sum(host.data_ptr<float>(), static_cast<std::size_t>(P + 3));
+      comm.allreduce_sum(host.data_ptr<double>(), static_cast<std::size_t>(P + 3));
       buffer.copy_(host);
     }
-    optimizer->step(net.flat_parameters(), buffer.narrow(0, 0, P), m);
+    // The released noisy sum is the integer vector; the gradient is its post-processing.
+    const at::Tensor noisy = priv ? buffer.narrow(0, 0, P) * noise_grid.gamma : buffer.narrow(0, 0, P);
+    optimizer->step(net.flat_parameters(), noisy.to(net.dtype()), m);
     if (ema.defined()) {
       torch::NoGradGuard no_grad;
       ema.mul_(cfg.train.ema).add_(net.flat_parameters(), 1.0 - cfg.train.ema);
@@ -527,14 +549,16 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     if (rank == 0) {
       const double secs = std::chrono::duration<double>(Clock::now() - loop_start).count();
       const double rate = secs > 0 ? static_cast<double>(steps_this_run) / secs : 0.0;
-      nlohmann::json line = {{"step", step}, {"loss", last_loss}, {"steps_per_second", rate}};
+      nlohmann::json line = {{"step", step}, {"steps_per_second", rate}};
+      if (release_loss) line["loss"] = last_loss;  // private labels, no noise: off by default
       if (priv) line["epsilon"] = epsilon_now();
       metrics->write(line);
       const auto now = Clock::now();
       if (opt.progress && progress_enabled() && std::chrono::duration<double>(now - last_progress).count() > 2.0) {
         last_progress = now;
         const double eta = rate > 0 ? static_cast<double>(cfg.train.max_steps - step) / rate : 0.0;
-        spdlog::info("step {}/{} loss {:.4f}{} {:.2f} steps/s ETA {:.0f} s", step, cfg.train.max_steps, last_loss,
+        spdlog::info("step {}/{}{}{} {:.2f} steps/s ETA {:.0f} s", step, cfg.train.max_steps,
+                     release_loss ? fmt::format(" loss {:.4f}", last_loss) : "",
                      priv ? fmt::format(" epsilon {:.3f}/{}", epsilon_now(), cfg.privacy.target_epsilon) : "", rate,
                      eta);
       }
@@ -595,13 +619,16 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                         {"dataset", cfg.data.dataset},
                         {"partition", cfg.data.partition},
                         {"seed", cfg.train.seed},
-                        {"noise_seed_pinned", cfg.privacy.noise_seed.has_value()}};
+                        {"noise_seed_pinned", cfg.privacy.noise_seed.has_value()},
+                        {"private", run_is_private},
+                        {"train_loss_released", release_loss}};
     if (!priv) j["epsilon"] = nullptr;
+    if (priv) j["noise_std_effective"] = noise_grid.sigma_effective;
     write_text(files.summary(), j.dump(2) + "\n");
-    if (priv && !cfg.privacy.noise_seed) fs::remove(files.noise_seed());
-    spdlog::info("done: {} steps, test {} {:.4f}{}, {:.1f} s ({:.2f} steps/s); results in {}", s.steps, key,
-                 s.test_metric, priv ? fmt::format(", epsilon {:.4f} (delta {})", s.epsilon, s.delta) : "",
-                 s.wall_seconds, s.steps_per_second, files.dir.string());
+    if (priv) remove_secret_files(files.dir);  // nothing left to replay
+    spdlog::info("done: {} steps, test {} {:.4f}{}, private: {}, {:.1f} s ({:.2f} steps/s); results in {}", s.steps,
+                 key, s.test_metric, priv ? fmt::format(", epsilon {:.4f} (delta {})", s.epsilon, s.delta) : "",
+                 run_is_private ? "true" : "false", s.wall_seconds, s.steps_per_second, files.dir.string());
   }
   comm.broadcast(&s.epsilon, 1, 0);
   return s;

@@ -1,5 +1,5 @@
 // Batch selection under mpiexec -n 1/2/4: every rank draws the same batch with no
-// communication (DESIGN.md 3), and the ranks' owned shares of it add up to m. MPI is used
+// communication beyond the one broadcast of the batch secret (DESIGN.md 3, 7), and the ranks' owned shares of it add up to m. MPI is used
 // only to compare what the ranks drew; sampling/ itself knows nothing about MPI.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpgnn/sampling/batch.h"
+#include "dpgnn/util/secure_rng.h"
 #include "dpgnn/sampling/global_ids.h"
 
 namespace dpgnn::sampling {
@@ -21,6 +22,14 @@ int rank() {
 int world() {
   int s = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// The trainer's arrangement: rank 0 draws the batch secret from the OS, broadcasts it once.
+Secret broadcast_secret() {
+  Secret s;
+  if (rank() == 0) s = random_secret();
+  MPI_Bcast(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_UINT8_T, 0, MPI_COMM_WORLD);
   return s;
 }
 
@@ -46,13 +55,14 @@ TEST(BatchAcrossRanks, EveryRankDrawsTheSameBatches) {
   // counts every rank knows (as after the trainer's all-gather).
   const GlobalIds ids({37, 0, 51, 12});
   const std::int64_t m = 16;
+  const Secret secret = broadcast_secret();
   std::uint64_t h = 0xCBF29CE484222325ULL, hp = h;
   std::int64_t owned_total = 0, steps = 300;
   for (std::int64_t step = 0; step < steps; ++step) {
-    const auto batch = sample_batch_without_replacement(2024, static_cast<std::uint64_t>(step), ids.total(), m);
+    const auto batch = sample_batch_without_replacement(secret, static_cast<std::uint64_t>(step), ids.total(), m);
     h = fnv1a(batch, h);
     for (std::int64_t gid : batch) owned_total += (ids.owner(gid) % world() == rank()) ? 1 : 0;
-    hp = fnv1a(sample_batch_poisson(2024, static_cast<std::uint64_t>(step), ids.total(), 0.1), hp);
+    hp = fnv1a(sample_batch_poisson(secret, static_cast<std::uint64_t>(step), ids.total(), 0.1), hp);
   }
   EXPECT_TRUE(same_on_all_ranks(h));
   EXPECT_TRUE(same_on_all_ranks(hp));

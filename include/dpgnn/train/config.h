@@ -45,6 +45,7 @@ struct TrainSection {
   std::int64_t checkpoint_every = 100;  // 0 = only at the end
   int threads = 0;                      // compute threads per rank; 0 = cores / local ranks
   double ema = 0.0;                     // decay of the parameter average used for evaluation; 0 = off
+  bool log_train_loss = false;          // release the batch loss (private labels, no noise): not private
 };
 
 struct PrivacySection {

@@ -4,7 +4,9 @@
 // the accountant, the ledger and the noise. The run directory layout (docs/outputs.md):
 //   config.yaml     resolved configuration (every key)
 //   ledger.jsonl    privacy ledger, one line per private step, flushed before use
-//   metrics.jsonl   step, loss, epsilon, steps/s, and val/test metrics when evaluated
+//   metrics.jsonl   step, epsilon, steps/s (loss only when released: train.log_train_loss
+//                   or a non-private method), and val/test metrics when evaluated
+//   noise_secret, batch_secret   0600, while a private run lives (train/secrets.h)
 //   checkpoint.h5   the last checkpoint (parameters, optimiser state, step, checksums)
 //   model.h5        the final parameters, one dataset per parameter named by module path
 //   summary.json    the run's result (method, epsilon, accuracy, ...)

@@ -94,7 +94,8 @@ std::vector<T> read_rows_verified(const h5::File& f, const std::string& array_pa
                         buf.begin() + static_cast<std::ptrdiff_t>((r1 - lo) * width));
 }
 
-// Reads every block of the array (in pieces of about 64 MiB) and checks it.
+// Reads every block of the array (in pieces of about 8 MiB, small enough for malloc to reuse
+// the buffer instead of mapping fresh pages each time) and checks it.
 template <typename T>
 void verify_array(const h5::File& f, const std::string& array_path, const Table& t) {
   const h5::Dataset ds = f.open_dataset(array_path);
@@ -103,7 +104,7 @@ void verify_array(const h5::File& f, const std::string& array_path, const Table&
   for (std::size_t i = 1; i < shape.size(); ++i) width *= shape[i];
   const std::uint64_t rows = shape.empty() ? 1 : shape[0];
   const std::uint64_t block_bytes = std::max<std::uint64_t>(1, t.block_rows * width * sizeof(T));
-  const std::uint64_t step = t.block_rows * std::max<std::uint64_t>(1, (std::uint64_t{64} << 20) / block_bytes);
+  const std::uint64_t step = t.block_rows * std::max<std::uint64_t>(1, (std::uint64_t{8} << 20) / block_bytes);
   for (std::uint64_t lo = 0; lo < rows; lo += step) {
     const std::uint64_t hi = std::min(rows, lo + step);
     const std::vector<T> buf = ds.read_rows<T>(lo, hi);

@@ -38,7 +38,7 @@ namespace dpgnn::cli {
 namespace {
 
 struct SampleOptions {
-  std::string dataset, partition, out, sampler = "drw", edges = "walk";
+  std::string dataset, partition, out, sampler = "drw", edges = "walk", degree_bound = "paper";
   std::int64_t walk_length = 4, restarts = 2, max_degree = 2, layers = 2, splits = 10, walkers = 64;
   std::uint64_t seed = 0, epoch = 0;
   bool force = false;
@@ -151,6 +151,7 @@ int run_sample(const SampleOptions& opt) {
   so.walk_length = opt.walk_length;
   so.restarts = so.kind == sampling::SamplerKind::drw ? 1 : opt.restarts;
   so.max_degree = opt.max_degree;
+  so.degree_bound = sampling::parse_degree_bound(opt.degree_bound);
   so.layers = opt.layers;
   so.splits = opt.splits;
   so.walkers = opt.walkers;
@@ -254,6 +255,7 @@ int run_sample(const SampleOptions& opt) {
         break;
       case sampling::SamplerKind::dpgnn:
         f.set_attr("/", "max_degree", so.max_degree);
+        f.set_attr("/", "degree_bound", std::string(sampling::to_string(so.degree_bound)));
         f.set_attr("/", "layers", so.layers);
         f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
         f.set_attr("/", "occurrence_bound", sampling::dpgnn_occurrence_bound(so.max_degree, so.layers));
@@ -290,6 +292,10 @@ void add_sample_command(CLI::App& root, Registry& registry) {
   app->add_option("--walk-length", opt->walk_length, "drw, drw-r: steps per walk L (>= 1)")->capture_default_str();
   app->add_option("--restarts", opt->restarts, "drw-r: walks per root R (>= 1)")->capture_default_str();
   app->add_option("--max-degree", opt->max_degree, "dpgnn: in-degree bound K (>= 1)")->capture_default_str();
+  app->add_option("--degree-bound", opt->degree_bound,
+                  "dpgnn: paper (SAMPLE-EDGELISTS, not covered by the guarantee) | require (no edge sampling; the "
+                  "training in-degree must be <= K; covered): docs/privacy.md")
+      ->capture_default_str();
   app->add_option("--layers", opt->layers, "dpgnn: neighbourhood depth r = GNN layers (>= 0)")->capture_default_str();
   app->add_option("--splits", opt->splits,
                   "split: number of splits of the training set (shared among parts by training nodes)")

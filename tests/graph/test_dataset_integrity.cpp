@@ -124,5 +124,23 @@ TEST(DatasetIntegrity, AFileWithoutTablesIsVerifiedByItsWholeContentChecksum) {
   EXPECT_NE(error_of([&] { r.read_mask("train", 0, 10); }).find("content checksum mismatch"), std::string::npos);
 }
 
+TEST(DatasetIntegrity, EmptyArraysHaveEmptyTablesAndVerify) {
+  TempDir tmp;
+  const std::string path = tmp.file("d.h5");
+  Dataset d;
+  d.meta.name = "isolated";
+  d.meta.num_classes = 2;  // no features, no edges
+  d.graph = CsrGraph({0, 0, 0, 0}, {});
+  d.labels = {0, 1, 0};
+  d.train_mask = {1, 0, 0};
+  d.val_mask = {0, 1, 0};
+  d.test_mask = {0, 0, 1};
+  write_dataset(d, path);
+  const DatasetReader r(path);
+  EXPECT_NO_THROW(r.verify_all());
+  EXPECT_EQ(r.read_graph().num_edges(), 0);
+  EXPECT_EQ(r.read_labels(0, 3).size(), 3u);
+}
+
 }  // namespace
 }  // namespace dpgnn::graph

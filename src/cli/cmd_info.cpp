@@ -1,4 +1,5 @@
-// `dpgnn info FILE.h5 [--json]`: validates a dataset (or partition) file completely and
+// `dpgnn info FILE.h5 [--json]`: validates a dataset (or partition) file completely (for a
+// partition file also the /partition group against its checksums) and
 // prints its statistics. The JSON keys are a contract other tools rely on (docs/cli.md).
 #include <spdlog/spdlog.h>
 
@@ -7,6 +8,7 @@
 
 #include "command.h"
 #include "dpgnn/graph/validate.h"
+#include "dpgnn/partition/partition_file.h"
 #include "dpgnn/util/hdf5.h"
 
 namespace dpgnn::cli {
@@ -24,6 +26,12 @@ void add_info_command(CLI::App& root, Registry& registry) {
   registry.add(app, [opt]() {
     graph::DatasetStats s;
     const graph::Dataset d = graph::load_and_validate(opt->file, &s);
+    // A partition file: its /partition group too (digest, every array against its checksums).
+    if (h5::File::open_read(opt->file).exists("/partition")) {
+      const auto pf = partition::PartitionFile::open(opt->file);
+      pf.new_to_old();
+      pf.part_of();
+    }
     const auto& m = d.meta;
     nlohmann::json j = {
         {"file", opt->file},

@@ -13,9 +13,9 @@
 // Each part's training graph is built as the trainer builds it (DESIGN.md / issue 4):
 // the part's nodes in their partition order (local id i = partition id offset + i) with
 // the edges inside the part, restricted to the training nodes for inductive datasets.
-// The partition file is read here with util/hdf5.h (its /partition/new_to_old and
-// /partition/part_offsets and its dataset_checksum), so sampling/ does not depend on
-// partition/.
+// The partition file is read here through partition::PartitionFile (its new_to_old,
+// part_offsets and dataset_checksum, checked against its checksums), so sampling/ does not
+// depend on partition/.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 
 #include "command.h"
 #include "dpgnn/graph/dataset.h"
+#include "dpgnn/partition/partition_file.h"
 #include "dpgnn/sampling/global_ids.h"
 #include "dpgnn/sampling/sampler.h"
 #include "dpgnn/sampling/verify.h"
@@ -37,7 +38,7 @@ namespace dpgnn::cli {
 namespace {
 
 struct SampleOptions {
-  std::string dataset, partition, out, sampler = "drw", edges = "walk";
+  std::string dataset, partition, out, sampler = "drw", edges = "walk", degree_bound = "paper";
   std::int64_t walk_length = 4, restarts = 2, max_degree = 2, layers = 2, splits = 10, walkers = 64;
   std::uint64_t seed = 0, epoch = 0;
   bool force = false;
@@ -57,25 +58,18 @@ struct PartitionView {
   std::vector<std::int64_t> part_offsets;
 };
 
+// The partition file's node order, read through PartitionFile so that its /partition
+// arrays are checked against their checksums, and checked against the dataset.
 PartitionView read_partition(const std::string& path, const std::string& dataset_path,
                              const graph::DatasetMeta& meta) {
-  h5::File f = h5::File::open_read(path);
-  for (const char* name : {"/partition/new_to_old", "/partition/part_offsets"})
-    if (!f.exists(name)) throw DataError(path, name, "missing: not a dpgnn partition file");
-  std::string checksum;
-  if (f.has_attr("/partition", "dataset_checksum"))
-    checksum = f.attr_string("/partition", "dataset_checksum");
-  else if (f.has_attr("/", "dataset_checksum"))
-    checksum = f.attr_string("/", "dataset_checksum");
-  else
-    throw DataError(path, "dataset_checksum", "missing attribute: cannot tell which dataset it partitions");
-  if (checksum != meta.checksum)
-    throw DataError("partition " + path + " was made for a dataset with checksum " + checksum +
+  const partition::PartitionFile pf = partition::PartitionFile::open(path);
+  if (pf.dataset_checksum() != meta.checksum)
+    throw DataError("partition " + path + " was made for a dataset with checksum " + pf.dataset_checksum() +
                     ", but dataset " + dataset_path + " has checksum " + meta.checksum +
                     ": use the partition made from this dataset (dpgnn partition)");
   PartitionView p;
-  p.new_to_old = f.open_dataset("/partition/new_to_old").read_all<std::int64_t>();
-  p.part_offsets = f.open_dataset("/partition/part_offsets").read_all<std::int64_t>();
+  p.new_to_old = pf.new_to_old();
+  p.part_offsets = pf.part_offsets();
   const std::int64_t n = meta.num_nodes;
   if (static_cast<std::int64_t>(p.new_to_old.size()) != n)
     throw DataError(path, "/partition/new_to_old", "has " + std::to_string(p.new_to_old.size()) +
@@ -136,6 +130,7 @@ int run_sample(const SampleOptions& opt) {
   so.walk_length = opt.walk_length;
   so.restarts = so.kind == sampling::SamplerKind::drw ? 1 : opt.restarts;
   so.max_degree = opt.max_degree;
+  so.degree_bound = sampling::parse_degree_bound(opt.degree_bound);
   so.layers = opt.layers;
   so.splits = opt.splits;
   so.walkers = opt.walkers;
@@ -145,6 +140,7 @@ int run_sample(const SampleOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   graph::DatasetReader reader(opt.dataset);
   const graph::DatasetMeta& meta = reader.meta();
+  reader.verify_all();  // the subgraphs answer for the whole file, not only the arrays read here
   const bool inductive = meta.setting == graph::Setting::inductive;
   const graph::CsrGraph g = reader.read_graph();
   const std::vector<std::uint8_t> train = reader.read_mask("train", 0, meta.num_nodes);
@@ -238,6 +234,7 @@ int run_sample(const SampleOptions& opt) {
         break;
       case sampling::SamplerKind::dpgnn:
         f.set_attr("/", "max_degree", so.max_degree);
+        f.set_attr("/", "degree_bound", std::string(sampling::to_string(so.degree_bound)));
         f.set_attr("/", "layers", so.layers);
         f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
         f.set_attr("/", "occurrence_bound", sampling::dpgnn_occurrence_bound(so.max_degree, so.layers));
@@ -274,6 +271,10 @@ void add_sample_command(CLI::App& root, Registry& registry) {
   app->add_option("--walk-length", opt->walk_length, "drw, drw-r: steps per walk L (>= 1)")->capture_default_str();
   app->add_option("--restarts", opt->restarts, "drw-r: walks per root R (>= 1)")->capture_default_str();
   app->add_option("--max-degree", opt->max_degree, "dpgnn: in-degree bound K (>= 1)")->capture_default_str();
+  app->add_option("--degree-bound", opt->degree_bound,
+                  "dpgnn: paper (SAMPLE-EDGELISTS, not covered by the guarantee) | require (no edge sampling; the "
+                  "training in-degree must be <= K; covered): docs/privacy.md")
+      ->capture_default_str();
   app->add_option("--layers", opt->layers, "dpgnn: neighbourhood depth r = GNN layers (>= 0)")->capture_default_str();
   app->add_option("--splits", opt->splits,
                   "split: number of splits of the training set (shared among parts by training nodes)")

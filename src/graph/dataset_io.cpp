@@ -1,16 +1,22 @@
 // Reading and writing the dpgnn dataset file (layout in include/dpgnn/graph/dataset.h and
 // docs/data-format.md). The checksum is built from one hash per field, each fed in row
 // order, so the streaming writer and the in-memory writer agree byte for byte.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/util/checksum.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
+#include "dpgnn/util/integrity.h"
 
 namespace dpgnn::graph {
 
@@ -43,6 +49,85 @@ struct ContentHasher {
 
 std::string temp_path_for(const std::string& path) {
   return path + ".tmp-" + std::to_string(::getpid());
+}
+
+// The arrays that carry per-block checksum tables (util/integrity.h), in digest order.
+std::vector<std::string> integrity_arrays(const DatasetMeta& m) {
+  std::vector<std::string> a{"/graph/indptr", "/graph/indices"};
+  if (m.num_features > 0) a.push_back("/features");
+  for (const char* p : {"/labels", "/masks/train", "/masks/val", "/masks/test"}) a.push_back(p);
+  return a;
+}
+
+// Digest over the attributes, the label names and the checksum tables: stored by the writer
+// as /integrity's attribute header_checksum and checked by every reader on open, so that
+// attributes and tables cannot change unnoticed and the tables can be trusted per block.
+std::string header_digest(const DatasetMeta& m, const std::map<std::string, integrity::Table>& tables) {
+  integrity::Digest d;
+  d.add("format", std::string(kDatasetFormat));
+  d.add("format_version", kDatasetFormatVersion);
+  d.add("name", m.name);
+  d.add("source", m.source);
+  d.add("checksum", m.checksum);
+  d.add("num_nodes", m.num_nodes);
+  d.add("num_edges", m.num_edges);
+  d.add("num_features", m.num_features);
+  d.add("num_classes", m.num_classes);
+  d.add("multilabel", static_cast<std::int64_t>(m.multilabel ? 1 : 0));
+  d.add("setting", std::string(to_string(m.setting)));
+  d.add("orientation", std::string(m.directed ? "directed" : "undirected"));
+  d.add("label_names", static_cast<std::int64_t>(m.label_names.size()));
+  for (const auto& n : m.label_names) d.add("label_name", n);
+  for (const auto& a : integrity_arrays(m)) d.add(a, tables.at(a));
+  return d.hex();
+}
+
+// Files written before the checksum tables existed: the whole content checksum is verified
+// once per process and file (path, inode, size, modification time), streaming every array.
+void verify_legacy_content(const h5::File& f, const DatasetMeta& m) {
+  static std::mutex mu;
+  static std::set<std::string> verified;
+  struct stat st {};
+  if (::stat(f.path().c_str(), &st) != 0) throw IoError(f.path() + ": cannot stat");
+  const std::string key = f.path() + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_size) + "|" +
+                          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (verified.count(key)) return;
+  }
+  spdlog::warn("{}: written by an older dpgnn without per-block checksums: verifying the whole content checksum "
+               "(re-create the file with this dpgnn to verify only the rows read)",
+               f.path());
+  ContentHasher h;
+  h.hash_meta(m);
+  const auto n = static_cast<std::uint64_t>(m.num_nodes);
+  constexpr std::uint64_t kStep = std::uint64_t{1} << 22;
+  auto stream = [&](const std::string& p, std::uint64_t rows, auto tag, Checksum& c) {
+    using T = decltype(tag);
+    const auto ds = f.open_dataset(p);
+    for (std::uint64_t lo = 0; lo < rows; lo += kStep) c.update(ds.read_rows<T>(lo, std::min(rows, lo + kStep)));
+  };
+  stream("/graph/indptr", n + 1, std::int64_t{}, h.indptr);
+  stream("/graph/indices", static_cast<std::uint64_t>(m.num_edges), std::int32_t{}, h.indices);
+  if (m.num_features > 0) {
+    const auto ds = f.open_dataset("/features");
+    const std::uint64_t step = std::max<std::uint64_t>(1, kStep / static_cast<std::uint64_t>(m.num_features));
+    for (std::uint64_t lo = 0; lo < n; lo += step) h.features.update(ds.read_rows<float>(lo, std::min(n, lo + step)));
+  }
+  if (m.multilabel)
+    h.labels.update(f.open_dataset("/labels").read_all<std::uint8_t>());
+  else
+    stream("/labels", n, std::int64_t{}, h.labels);
+  stream("/masks/train", n, std::uint8_t{}, h.train);
+  stream("/masks/val", n, std::uint8_t{}, h.val);
+  stream("/masks/test", n, std::uint8_t{}, h.test);
+  const std::string sum = h.combine();
+  if (sum != m.checksum)
+    throw DataError(f.path(), "attribute 'checksum'",
+                    "content checksum mismatch (stored " + m.checksum + ", computed " + sum +
+                        "): the file was modified after it was written, or is corrupt");
+  std::lock_guard<std::mutex> lock(mu);
+  verified.insert(key);
 }
 
 Setting parse_setting(const std::string& file, const std::string& s) {
@@ -108,6 +193,10 @@ struct DatasetWriter::Impl {
   h5::File file;
   ContentHasher hash;
   std::unique_ptr<h5::Dataset> indices_ds, features_ds;
+  std::map<std::string, integrity::Table> tables;
+  integrity::BlockHasher indices_blocks{sizeof(NodeId), integrity::kBlockRows1d};
+  std::unique_ptr<integrity::BlockHasher> feature_blocks;
+  std::vector<std::string> label_names;
   std::int64_t num_edges = -1, indices_written = 0, feature_rows_written = 0;
   bool labels_done = false, masks_done = false, finished = false;
   Impl(const std::string& p, const DatasetMeta& m)
@@ -135,6 +224,7 @@ void DatasetWriter::write_indptr(const std::vector<EdgeIdx>& indptr) {
     throw UsageError(I.path + ": indptr must have num_nodes + 1 entries");
   I.file.write_vector<std::int64_t>("/graph/indptr", indptr, kIndexChunk);
   I.hash.indptr.update(indptr);
+  I.tables["/graph/indptr"] = integrity::table_of(indptr, 1, integrity::kBlockRows1d);
   I.num_edges = indptr.back();
   I.indices_ds = std::make_unique<h5::Dataset>(I.file.create_dataset<std::int32_t>(
       "/graph/indices", {static_cast<std::uint64_t>(I.num_edges)}, kIndexChunk));
@@ -147,6 +237,7 @@ void DatasetWriter::append_indices(const NodeId* data, std::int64_t count) {
     throw std::logic_error("DatasetWriter: more indices than indptr declares");
   I.indices_ds->write_rows(static_cast<std::uint64_t>(I.indices_written), static_cast<std::uint64_t>(count), data);
   I.hash.indices.update(data, static_cast<std::size_t>(count) * sizeof(NodeId));
+  I.indices_blocks.update(data, static_cast<std::uint64_t>(count));
   I.indices_written += count;
 }
 
@@ -154,6 +245,9 @@ void DatasetWriter::append_feature_rows(const float* data, std::int64_t rows) {
   auto& I = *impl_;
   const std::int64_t f = I.meta.num_features;
   if (f == 0) throw std::logic_error("DatasetWriter: the dataset declares no features");
+  if (!I.feature_blocks)
+    I.feature_blocks = std::make_unique<integrity::BlockHasher>(static_cast<std::uint64_t>(f) * sizeof(float),
+                                                                kFeatureChunkRows);
   if (!I.features_ds)
     I.features_ds = std::make_unique<h5::Dataset>(I.file.create_dataset<float>(
         "/features", {static_cast<std::uint64_t>(I.meta.num_nodes), static_cast<std::uint64_t>(f)},
@@ -162,6 +256,7 @@ void DatasetWriter::append_feature_rows(const float* data, std::int64_t rows) {
     throw std::logic_error("DatasetWriter: more feature rows than nodes");
   I.features_ds->write_rows(static_cast<std::uint64_t>(I.feature_rows_written), static_cast<std::uint64_t>(rows), data);
   I.hash.features.update(data, static_cast<std::size_t>(rows * f) * sizeof(float));
+  I.feature_blocks->update(data, static_cast<std::uint64_t>(rows));
   I.feature_rows_written += rows;
 }
 
@@ -172,6 +267,7 @@ void DatasetWriter::write_labels(const std::vector<std::int64_t>& labels) {
     throw UsageError(I.path + ": labels must have one entry per node");
   I.file.write_vector<std::int64_t>("/labels", labels, kIndexChunk);
   I.hash.labels.update(labels);
+  I.tables["/labels"] = integrity::table_of(labels, 1, integrity::kBlockRows1d);
   I.labels_done = true;
 }
 
@@ -183,6 +279,7 @@ void DatasetWriter::write_label_matrix(const std::vector<std::uint8_t>& matrix) 
   auto ds = I.file.create_dataset<std::uint8_t>("/labels", {n, c}, kFeatureChunkRows);
   ds.write_rows(0, n, matrix.data());
   I.hash.labels.update(matrix);
+  I.tables["/labels"] = integrity::table_of(matrix, c, kFeatureChunkRows);
   I.labels_done = true;
 }
 
@@ -198,11 +295,15 @@ void DatasetWriter::write_masks(const std::vector<std::uint8_t>& train, const st
   I.hash.train.update(train);
   I.hash.val.update(val);
   I.hash.test.update(test);
+  I.tables["/masks/train"] = integrity::table_of(train, 1, integrity::kBlockRows1d);
+  I.tables["/masks/val"] = integrity::table_of(val, 1, integrity::kBlockRows1d);
+  I.tables["/masks/test"] = integrity::table_of(test, 1, integrity::kBlockRows1d);
   I.masks_done = true;
 }
 
 void DatasetWriter::write_label_names(const std::vector<std::string>& names) {
   impl_->file.write_strings("/label_names", names);
+  impl_->label_names = names;
 }
 
 std::string DatasetWriter::finish() {
@@ -227,6 +328,14 @@ std::string DatasetWriter::finish() {
   f.set_attr("/", "setting", std::string(to_string(I.meta.setting)));
   f.set_attr("/", "orientation", std::string(I.meta.directed ? "directed" : "undirected"));
   f.set_attr("/", "checksum", sum);
+  I.tables["/graph/indices"] = I.indices_blocks.finish();
+  if (I.feature_blocks) I.tables["/features"] = I.feature_blocks->finish();
+  DatasetMeta hm = I.meta;
+  hm.checksum = sum;
+  hm.num_edges = I.num_edges;
+  hm.label_names = I.label_names;
+  for (const auto& a : integrity_arrays(hm)) integrity::write_table(f, a, I.tables.at(a));
+  f.set_attr(integrity::kGroup, "header_checksum", header_digest(hm, I.tables));
   I.indices_ds.reset();
   I.features_ds.reset();
   f.close();
@@ -242,7 +351,20 @@ std::string DatasetWriter::finish() {
 struct DatasetReader::Impl {
   h5::File file;
   DatasetMeta meta;
+  std::map<std::string, integrity::Table> tables;  // empty for a file written before them
   explicit Impl(const std::string& path) : file(h5::File::open_read(path)) {}
+  // A file without tables: the whole content checksum, checked after the first read's own
+  // checks (so a malformed array is reported as such, not as a checksum mismatch).
+  void legacy_check() const {
+    if (tables.empty()) verify_legacy_content(file, meta);
+  }
+  // Rows [r0, r1) of an array, checked block by block against its table.
+  template <typename T>
+  std::vector<T> rows(const std::string& p, std::int64_t r0, std::int64_t r1) const {
+    if (tables.empty()) return file.open_dataset(p).read_rows<T>(static_cast<std::uint64_t>(r0), static_cast<std::uint64_t>(r1));
+    return integrity::read_rows_verified<T>(file, p, tables.at(p), static_cast<std::uint64_t>(r0),
+                                            static_cast<std::uint64_t>(r1));
+  }
 };
 
 DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {
@@ -308,6 +430,35 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
     expect_shape("/labels", {n});
   for (const char* mask : {"/masks/train", "/masks/val", "/masks/test"}) expect_shape(mask, {n});
   if (f.exists("/label_names")) m.label_names = f.read_strings("/label_names");
+
+  if (integrity::has_tables(f)) {
+    auto& tables = impl_->tables;
+    for (const auto& a : integrity_arrays(m)) {
+      const std::uint64_t rows = a == "/graph/indptr" ? n + 1 : a == "/graph/indices" ? static_cast<std::uint64_t>(m.num_edges) : n;
+      tables[a] = integrity::read_table(f, a, rows);
+    }
+    if (!f.has_attr(integrity::kGroup, "header_checksum"))
+      throw DataError(path, std::string(integrity::kGroup) + " attribute 'header_checksum'", "is missing");
+    if (f.attr_string(integrity::kGroup, "header_checksum") != header_digest(m, tables))
+      throw DataError(path, std::string(integrity::kGroup) + " attribute 'header_checksum'",
+                      "does not match the file's attributes and checksum tables: the file is corrupt or was "
+                      "modified after it was written");
+  }
+}
+
+void DatasetReader::verify_all() const {
+  const auto& I = *impl_;
+  if (I.tables.empty()) return I.legacy_check();
+  const auto& m = I.meta;
+  integrity::verify_array<std::int64_t>(I.file, "/graph/indptr", I.tables.at("/graph/indptr"));
+  integrity::verify_array<NodeId>(I.file, "/graph/indices", I.tables.at("/graph/indices"));
+  if (m.num_features > 0) integrity::verify_array<float>(I.file, "/features", I.tables.at("/features"));
+  if (m.multilabel)
+    integrity::verify_array<std::uint8_t>(I.file, "/labels", I.tables.at("/labels"));
+  else
+    integrity::verify_array<std::int64_t>(I.file, "/labels", I.tables.at("/labels"));
+  for (const char* p : {"/masks/train", "/masks/val", "/masks/test"})
+    integrity::verify_array<std::uint8_t>(I.file, p, I.tables.at(p));
 }
 
 DatasetReader::~DatasetReader() = default;
@@ -315,11 +466,19 @@ DatasetReader::~DatasetReader() = default;
 const DatasetMeta& DatasetReader::meta() const { return impl_->meta; }
 
 std::vector<EdgeIdx> DatasetReader::read_indptr(std::int64_t row_begin, std::int64_t row_end) const {
-  return impl_->file.open_dataset("/graph/indptr")
-      .read_rows<std::int64_t>(static_cast<std::uint64_t>(row_begin), static_cast<std::uint64_t>(row_end + 1));
+  auto v = impl_->rows<std::int64_t>("/graph/indptr", row_begin, row_end + 1);
+  impl_->legacy_check();
+  return v;
 }
 
 std::vector<NodeId> DatasetReader::read_indices(EdgeIdx begin, EdgeIdx end) const {
+  auto v = indices_unchecked(begin, end);
+  impl_->legacy_check();
+  return v;
+}
+
+std::vector<NodeId> DatasetReader::indices_unchecked(EdgeIdx begin, EdgeIdx end) const {
+  if (!impl_->tables.empty()) return impl_->rows<NodeId>("/graph/indices", begin, end);
   auto ds = impl_->file.open_dataset("/graph/indices");
   const auto& m = impl_->meta;
   if (ds.element_size() <= 4)
@@ -339,7 +498,7 @@ std::vector<NodeId> DatasetReader::read_indices(EdgeIdx begin, EdgeIdx end) cons
 
 CsrGraph DatasetReader::read_rows(std::int64_t row_begin, std::int64_t row_end) const {
   const auto& m = impl_->meta;
-  auto indptr = read_indptr(row_begin, row_end);
+  auto indptr = impl_->rows<std::int64_t>("/graph/indptr", row_begin, row_end + 1);
   const EdgeIdx base = indptr.front();
   for (std::size_t i = 1; i < indptr.size(); ++i)
     if (indptr[i] < indptr[i - 1])
@@ -348,19 +507,20 @@ CsrGraph DatasetReader::read_rows(std::int64_t row_begin, std::int64_t row_end) 
                           " is smaller than the one before it");
   if (base < 0 || indptr.back() > m.num_edges)
     throw DataError(m.file, "/graph/indptr", "offsets outside [0, " + std::to_string(m.num_edges) + "]");
-  auto indices = read_indices(base, indptr.back());
+  auto indices = indices_unchecked(base, indptr.back());
   for (auto& x : indptr) x -= base;
   for (std::size_t i = 0; i < indices.size(); ++i)
     if (indices[i] < 0 || indices[i] >= m.num_nodes)
       throw DataError(m.file, "/graph/indices",
                       "entry " + std::to_string(base + static_cast<EdgeIdx>(i)) + " = " + std::to_string(indices[i]) +
                           " is out of range [0, " + std::to_string(m.num_nodes) + ")");
+  impl_->legacy_check();
   return CsrGraph(std::move(indptr), std::move(indices), m.num_nodes);
 }
 
 CsrGraph DatasetReader::read_graph() const {
   const auto& m = impl_->meta;
-  auto indptr = read_indptr(0, m.num_nodes);
+  auto indptr = impl_->rows<std::int64_t>("/graph/indptr", 0, m.num_nodes + 1);
   if (indptr.front() != 0) throw DataError(m.file, "/graph/indptr", "must start at 0");
   if (indptr.back() != m.num_edges)
     throw DataError(m.file, "/graph/indptr",
@@ -372,8 +532,7 @@ CsrGraph DatasetReader::read_graph() const {
 std::vector<float> DatasetReader::read_features(std::int64_t row_begin, std::int64_t row_end) const {
   const auto& m = impl_->meta;
   if (m.num_features == 0) return {};
-  auto x = impl_->file.open_dataset("/features")
-               .read_rows<float>(static_cast<std::uint64_t>(row_begin), static_cast<std::uint64_t>(row_end));
+  auto x = impl_->rows<float>("/features", row_begin, row_end);
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) {
       const std::int64_t row = row_begin + static_cast<std::int64_t>(i) / m.num_features;
@@ -382,45 +541,46 @@ std::vector<float> DatasetReader::read_features(std::int64_t row_begin, std::int
                       "non-finite value (" + std::string(std::isnan(x[i]) ? "NaN" : "Inf") + ") at row " +
                           std::to_string(row) + ", column " + std::to_string(col));
     }
+  impl_->legacy_check();
   return x;
 }
 
 std::vector<std::int64_t> DatasetReader::read_labels(std::int64_t row_begin, std::int64_t row_end) const {
   const auto& m = impl_->meta;
   if (m.multilabel) throw std::logic_error("read_labels on a multi-label dataset");
-  auto y = impl_->file.open_dataset("/labels")
-               .read_rows<std::int64_t>(static_cast<std::uint64_t>(row_begin), static_cast<std::uint64_t>(row_end));
+  auto y = impl_->rows<std::int64_t>("/labels", row_begin, row_end);
   for (std::size_t i = 0; i < y.size(); ++i)
     if (y[i] < -1 || y[i] >= m.num_classes)
       throw DataError(m.file, "/labels",
                       "label " + std::to_string(y[i]) + " of node " + std::to_string(row_begin + static_cast<std::int64_t>(i)) +
                           " is out of range [0, " + std::to_string(m.num_classes) + ") (-1 = unlabelled)");
+  impl_->legacy_check();
   return y;
 }
 
 std::vector<std::uint8_t> DatasetReader::read_label_matrix(std::int64_t row_begin, std::int64_t row_end) const {
   const auto& m = impl_->meta;
   if (!m.multilabel) throw std::logic_error("read_label_matrix on a single-label dataset");
-  auto y = impl_->file.open_dataset("/labels")
-               .read_rows<std::uint8_t>(static_cast<std::uint64_t>(row_begin), static_cast<std::uint64_t>(row_end));
+  auto y = impl_->rows<std::uint8_t>("/labels", row_begin, row_end);
   for (std::size_t i = 0; i < y.size(); ++i)
     if (y[i] > 1)
       throw DataError(m.file, "/labels",
                       "multi-hot value " + std::to_string(y[i]) + " at node " +
                           std::to_string(row_begin + static_cast<std::int64_t>(i) / m.num_classes) + " must be 0 or 1");
+  impl_->legacy_check();
   return y;
 }
 
 std::vector<std::uint8_t> DatasetReader::read_mask(const std::string& name, std::int64_t row_begin,
                                                    std::int64_t row_end) const {
   const std::string p = "/masks/" + name;
-  auto v = impl_->file.open_dataset(p).read_rows<std::uint8_t>(static_cast<std::uint64_t>(row_begin),
-                                                                static_cast<std::uint64_t>(row_end));
+  auto v = impl_->rows<std::uint8_t>(p, row_begin, row_end);
   for (std::size_t i = 0; i < v.size(); ++i)
     if (v[i] > 1)
       throw DataError(impl_->meta.file, p,
                       "value " + std::to_string(v[i]) + " at node " + std::to_string(row_begin + static_cast<std::int64_t>(i)) +
                           " must be 0 or 1");
+  impl_->legacy_check();
   return v;
 }
 

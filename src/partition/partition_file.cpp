@@ -7,6 +7,7 @@
 #include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
+#include "partition_integrity.h"
 
 namespace dpgnn::partition {
 
@@ -14,7 +15,8 @@ namespace {
 
 const std::string kGroup = "/partition";
 
-std::vector<std::int64_t> read_checked_1d(const h5::File& f, const std::string& name, std::uint64_t expected) {
+std::vector<std::int64_t> read_checked_1d(const h5::File& f, const std::string& name, std::uint64_t expected,
+                                          const std::map<std::string, integrity::Table>& tables) {
   const std::string p = kGroup + "/" + name;
   if (!f.exists(p)) throw DataError(f.path(), p, "missing (the partition file is incomplete)");
   auto ds = f.open_dataset(p);
@@ -22,7 +24,7 @@ std::vector<std::int64_t> read_checked_1d(const h5::File& f, const std::string& 
   if (shape.size() != 1 || shape[0] != expected)
     throw DataError(f.path(), p, "must be one-dimensional with " + std::to_string(expected) + " entries");
   if (!ds.is_integer()) throw DataError(f.path(), p, "must hold integers");
-  return ds.read_all<std::int64_t>();
+  return integrity::read_rows_verified<std::int64_t>(f, p, tables.at(p), 0, expected);
 }
 
 void check_shape(const h5::File& f, const std::string& name, std::uint64_t expected) {
@@ -72,10 +74,25 @@ PartitionFile PartitionFile::open(const std::string& path) {
   if (pf.dataset_checksum_.empty()) throw DataError(path, kGroup + " attribute 'dataset_checksum'", "is empty");
 
   const auto p = static_cast<std::uint64_t>(parts);
-  pf.part_offsets_ = read_checked_1d(f, "part_offsets", p + 1);
-  pf.part_nodes_ = read_checked_1d(f, "part_nodes", p);
-  pf.part_edges_ = read_checked_1d(f, "part_edges", p);
-  pf.part_train_nodes_ = read_checked_1d(f, "part_train_nodes", p);
+  check_shape(f, "new_to_old", static_cast<std::uint64_t>(n));
+  check_shape(f, "part_of", static_cast<std::uint64_t>(n));
+  // Checksum tables of the group's arrays and the digest over them and the attributes.
+  if (!f.has_attr(kGroup, "integrity_checksum") || !integrity::has_tables(f))
+    throw DataError(path, kGroup + " attribute 'integrity_checksum'",
+                    "is missing: the partition file was written by an older dpgnn without checksums (re-run `dpgnn "
+                    "partition` to write a verifiable one)");
+  const std::map<std::string, std::uint64_t> rows = {
+      {"/partition/part_of", n},        {"/partition/new_to_old", n},       {"/partition/part_offsets", p + 1},
+      {"/partition/part_nodes", p},     {"/partition/part_edges", p},       {"/partition/part_train_nodes", p}};
+  for (const auto& a : detail::partition_arrays()) pf.tables_[a] = integrity::read_table(f, a, rows.at(a));
+  if (f.attr_string(kGroup, "integrity_checksum") != detail::partition_digest(f, pf.tables_))
+    throw DataError(path, kGroup + " attribute 'integrity_checksum'",
+                    "does not match the group's attributes and checksum tables: the partition file is corrupt or "
+                    "was modified after it was written");
+  pf.part_offsets_ = read_checked_1d(f, "part_offsets", p + 1, pf.tables_);
+  pf.part_nodes_ = read_checked_1d(f, "part_nodes", p, pf.tables_);
+  pf.part_edges_ = read_checked_1d(f, "part_edges", p, pf.tables_);
+  pf.part_train_nodes_ = read_checked_1d(f, "part_train_nodes", p, pf.tables_);
   const auto& off = pf.part_offsets_;
   if (off.front() != 0 || off.back() != n)
     throw DataError(path, kGroup + "/part_offsets", "must run from 0 to the number of nodes (" + std::to_string(n) + ")");
@@ -89,8 +106,6 @@ PartitionFile PartitionFile::open(const std::string& path) {
   if (std::accumulate(pf.part_edges_.begin(), pf.part_edges_.end(), std::int64_t{0}) != pf.meta_.num_edges)
     throw DataError(path, kGroup + "/part_edges", "does not sum to the number of CSR entries (" +
                                                       std::to_string(pf.meta_.num_edges) + ")");
-  check_shape(f, "new_to_old", static_cast<std::uint64_t>(n));
-  check_shape(f, "part_of", static_cast<std::uint64_t>(n));
   return pf;
 }
 
@@ -130,7 +145,8 @@ std::vector<std::int64_t> PartitionFile::read_new_to_old(std::int64_t begin, std
     return ids;
   }
   const h5::File f = h5::File::open_read(path_);
-  f.open_dataset(kGroup + "/new_to_old").read_rows(static_cast<std::uint64_t>(begin), static_cast<std::uint64_t>(end), ids.data());
+  ids = integrity::read_rows_verified<std::int64_t>(f, kGroup + "/new_to_old", tables_.at(kGroup + "/new_to_old"),
+                                                    static_cast<std::uint64_t>(begin), static_cast<std::uint64_t>(end));
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= n)
       throw DataError(path_, kGroup + "/new_to_old",
@@ -142,7 +158,8 @@ std::vector<std::int64_t> PartitionFile::read_new_to_old(std::int64_t begin, std
 std::vector<std::int32_t> PartitionFile::part_of() const {
   if (single_) return std::vector<std::int32_t>(static_cast<std::size_t>(num_nodes()), 0);
   const h5::File f = h5::File::open_read(path_);
-  auto p = f.open_dataset(kGroup + "/part_of").read_all<std::int32_t>();
+  auto p = integrity::read_rows_verified<std::int32_t>(f, kGroup + "/part_of", tables_.at(kGroup + "/part_of"), 0,
+                                                       static_cast<std::uint64_t>(num_nodes()));
   for (std::size_t v = 0; v < p.size(); ++v)
     if (p[v] < 0 || p[v] >= num_parts())
       throw DataError(path_, kGroup + "/part_of",

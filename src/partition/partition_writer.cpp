@@ -11,9 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/partition/partition_writer.h"
+#include "partition_integrity.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
 
@@ -206,6 +208,17 @@ PartitionReport partition_dataset(const std::string& dataset_path, const std::st
     f.set_attr(grp, "balance_nodes", q.balance_nodes);
     f.set_attr(grp, "dataset_checksum", meta.checksum);
     f.set_attr(grp, "dataset_name", meta.name);
+    // Checksum tables and the group's digest (partition_integrity.h), checked by PartitionFile.
+    std::map<std::string, integrity::Table> tables;
+    const auto t1 = [](const auto& v) { return integrity::table_of(v, 1, integrity::kBlockRows1d); };
+    tables["/partition/part_of"] = t1(part_of);
+    tables["/partition/new_to_old"] = t1(r.new_to_old);
+    tables["/partition/part_offsets"] = t1(r.part_offsets);
+    tables["/partition/part_nodes"] = t1(rep.quality.part_nodes);
+    tables["/partition/part_edges"] = t1(rep.quality.part_edges);
+    tables["/partition/part_train_nodes"] = t1(rep.quality.part_train_nodes);
+    for (const auto& [path, t] : tables) integrity::write_table(f, path, t);
+    f.set_attr(grp, "integrity_checksum", detail::partition_digest(f, tables));
     f.close();
   }
   fs::rename(tmp.path, out_path, ec);

@@ -16,6 +16,26 @@
 //   by at most r edge-list steps, so we compute it by a breadth-first search to depth r.
 //   Its edges (EdgeMode::walk) are the edge-list edges the recursion follows: (w, u) with
 //   u in E_w and w at distance < r from v, each undirected edge once.
+// Degree bounding (issue 13, item 6; docs/privacy.md "DP-GNN degree bounding").
+//   Lemma 2 (lines 685-695) bounds the sensitivity for "any graph such that the maximum
+//   in-degree of G is bounded by K": its proof compares the subgraphs of G and of G minus
+//   one node v and counts only the subgraphs that contain v. SAMPLE-EDGELISTS does not
+//   preserve that: p = K / (2 |RE_u|) depends on all of u's in-neighbours, so removing v
+//   (an in-neighbour of u) changes the coin for u's other in-edges, hence E_w for other w,
+//   hence subgraphs that do not contain v; here, moreover, one sequential stream draws every
+//   coin, so removing v shifts all later draws. DegreeBound::paper keeps the algorithm as
+//   written (for reproductions) and is not covered by the guarantee.
+//   DegreeBound::require is covered: no edge is sampled (RE_u is kept whole) and the input
+//   must satisfy Lemma 2's hypothesis, |RE_u| <= K for every u (otherwise DataError). Then
+//   E_w = {u : w in RE_u} is a deterministic function of the graph that, when v is removed,
+//   only loses v and the entries of v's own list, so S_x changes only if v in S_x; every u
+//   is in at most |RE_u| <= K lists, so Lemma 1's count N(K, r) (lines 658-683) holds and
+//   the accountant's bound is unchanged. Removing a node never raises an in-degree, so the
+//   graphs with in-degree <= K are closed under the neighbouring relation. No rule that
+//   caps every kept in-set at K can be local in general: if f_u(S) \ {v} = f_u(S \ {v}) for
+//   all v, then by induction f_u(S) = {w in S : w in f_u({w})}, an independent per-edge rule
+//   whose kept set is unbounded unless at most K ids can ever pass; so the bound has to
+//   hold in the input (bounding it beforehand is a preprocessing step outside the guarantee).
 // SAMPLE-SUBGRAPHS (Algorithm 3, lines 191-199): one S_v per training node v.
 // Lemma 1 (lines 180-182, 197-202; proof lines 658-683): every node is in at most
 //   N(K, r) = sum_{i=0}^{r} K^i subgraphs. We count occurrences while building and throw
@@ -36,7 +56,7 @@ struct EdgeLists {
 };
 
 EdgeLists sample_edge_lists(const graph::CsrGraph& g, const std::vector<std::uint8_t>& train,
-                            std::int64_t k, const SamplerKey& key) {
+                            std::int64_t k, DegreeBound bound, const SamplerKey& key) {
   const std::int64_t n = g.num_nodes();
   Xoshiro256 rng = detail::sampler_rng(detail::StreamTag::dpgnn, key);
   // Pairs (v, u) meaning u in E_v, produced for v = RE_u's members in increasing u.
@@ -47,6 +67,20 @@ EdgeLists sample_edge_lists(const graph::CsrGraph& g, const std::vector<std::uin
     std::int64_t re_size = 0;
     for (graph::NodeId w : g.out_neigh(u)) re_size += train[w] ? 1 : 0;
     if (re_size == 0) continue;
+    if (bound == DegreeBound::require) {
+      if (re_size > k)
+        throw DataError("DP-GNN sampler (sampler.degree_bound: require): node " + std::to_string(u) + " has " +
+                        std::to_string(re_size) + " training in-neighbours, more than K = " + std::to_string(k) +
+                        ": the covered variant needs an input whose training in-degree is at most K (Lemma 2); "
+                        "raise sampler.max_degree, bound the degree before training (outside the guarantee), or "
+                        "set sampler.degree_bound: paper (SAMPLE-EDGELISTS, not covered: docs/privacy.md)");
+      for (graph::NodeId w : g.out_neigh(u))
+        if (train[w]) {
+          pairs.emplace_back(w, u);
+          ++count[w + 1];
+        }
+      continue;
+    }
     const double p = std::min(1.0, static_cast<double>(k) / (2.0 * static_cast<double>(re_size)));
     kept.clear();
     for (graph::NodeId w : g.out_neigh(u))
@@ -75,7 +109,7 @@ SubgraphSet sample_dpgnn(const graph::CsrGraph& g, const std::vector<std::uint8_
   if (static_cast<std::int64_t>(root_mask.size()) != n)
     throw UsageError("DP-GNN sampler: root mask has " + std::to_string(root_mask.size()) +
                      " entries for a graph of " + std::to_string(n) + " nodes");
-  const EdgeLists e = sample_edge_lists(g, root_mask, options.max_degree, key);
+  const EdgeLists e = sample_edge_lists(g, root_mask, options.max_degree, options.degree_bound, key);
 
   SubgraphSet out;
   std::vector<std::int64_t> depth(n, -1);       // BFS distance from the current root

@@ -37,6 +37,14 @@ EdgeMode parse_edge_mode(const std::string& name) {
 
 const char* to_string(EdgeMode mode) { return mode == EdgeMode::walk ? "walk" : "induced"; }
 
+DegreeBound parse_degree_bound(const std::string& name) {
+  if (name == "require") return DegreeBound::require;
+  if (name == "paper") return DegreeBound::paper;
+  throw UsageError("unknown degree bound '" + name + "': expected require or paper");
+}
+
+const char* to_string(DegreeBound b) { return b == DegreeBound::require ? "require" : "paper"; }
+
 SubgraphSet run_sampler(const graph::CsrGraph& g, const std::vector<std::uint8_t>& root_mask,
                         const SamplerOptions& o, const SamplerKey& key) {
   switch (o.kind) {
@@ -52,6 +60,7 @@ SubgraphSet run_sampler(const graph::CsrGraph& g, const std::vector<std::uint8_t
     case SamplerKind::dpgnn: {
       DpgnnOptions d;
       d.max_degree = o.max_degree;
+      d.degree_bound = o.degree_bound;
       d.layers = o.layers;
       d.edges = o.edges;
       return sample_dpgnn(g, root_mask, d, key);

@@ -151,6 +151,9 @@ const std::vector<Field>& fields() {
                 "sigma / sensitivity (docs/privacy.md); null = calibrate to target_epsilon over train.max_steps"),
       DPGNN_NUM("privacy.clip_norm", privacy.clip_norm, double, "number",
                 "per-subgraph gradient clipping threshold C, > 0"),
+      DPGNN_STR("privacy.clipping", privacy.clipping,
+                "flat (one threshold C over all parameters) | per-layer (C / sqrt(L) per layer, total bound C; "
+                "Daigavane et al. Sec. 6)"),
       DPGNN_OPT("privacy.noise_seed", privacy.noise_seed, std::uint64_t, "integer",
                 "pins the noise and batch secrets (derived from it): reproducible, and then the run is NOT private "
                 "(private: false); null = 256-bit secrets from the OS"),
@@ -163,6 +166,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("sampler.resample_every", sampler.resample_every, std::int64_t, "integer",
                 "drw-d: re-sample the subgraphs every i steps, >= 1"),
       DPGNN_NUM("sampler.max_degree", sampler.max_degree, int, "integer", "dpgnn: in-degree bound K, >= 1"),
+      DPGNN_STR("sampler.degree_bound", sampler.degree_bound,
+                "dpgnn: paper (SAMPLE-EDGELISTS; not covered by the guarantee, docs/privacy.md) | require (no edge "
+                "sampling; the graph's training in-degree must already be <= K; covered)"),
       DPGNN_STR("sampler.edges", sampler.edges,
                 "induced (all edges among a subgraph's nodes) | walk (only the edges walked)"),
       DPGNN_NUM("sampler.splits", sampler.splits, std::int64_t, "integer",
@@ -255,6 +261,8 @@ void validate(const Config& c) {
     require(std::isfinite(*c.privacy.noise_multiplier) && *c.privacy.noise_multiplier > 0, f,
             "privacy.noise_multiplier", "must be > 0 (or null to calibrate it)");
   require(std::isfinite(c.privacy.clip_norm) && c.privacy.clip_norm > 0, f, "privacy.clip_norm", "must be > 0");
+  require(c.privacy.clipping == "flat" || c.privacy.clipping == "per-layer", f, "privacy.clipping",
+          "must be flat or per-layer");
   require(c.privacy.conversion == "balle" || c.privacy.conversion == "mironov", f, "privacy.conversion",
           "must be balle or mironov");
   // M_min = ceil(N / (1 + R L)) is the random-walk paper's bound (Ayle et al. 2022, Sec. 4.2) and
@@ -268,6 +276,8 @@ void validate(const Config& c) {
   require(c.sampler.restarts >= 1, f, "sampler.restarts", "must be >= 1");
   require(c.sampler.resample_every >= 1, f, "sampler.resample_every", "must be >= 1");
   require(c.sampler.max_degree >= 1, f, "sampler.max_degree", "must be >= 1");
+  require(c.sampler.degree_bound == "paper" || c.sampler.degree_bound == "require", f, "sampler.degree_bound",
+          "must be paper or require");
   require(c.sampler.edges == "induced" || c.sampler.edges == "walk", f, "sampler.edges", "must be induced or walk");
   require(c.sampler.splits >= 1, f, "sampler.splits", "must be >= 1");
 }

@@ -241,6 +241,11 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   if (rank == 0)
     spdlog::info("{}: {} subgraphs over {} part(s) in {:.2f} s; batch {} (q = {:.4g})", method_name(method), M,
                  shard.num_parts, sample_secs, m, static_cast<double>(m) / static_cast<double>(M));
+  if (rank == 0 && method == Method::kDpGnn && cfg.sampler.degree_bound == "paper")
+    spdlog::warn("dpgnn: sampler.degree_bound: paper samples each in-edge of u with probability K/(2|RE_u|), which "
+                 "depends on u's other in-neighbours: removing a node changes subgraphs that do not contain it, and "
+                 "Lemma 2 (hence the reported epsilon) does not cover this sampling step (docs/privacy.md, DP-GNN "
+                 "degree bounding); sampler.degree_bound: require is covered");
 
   // ---- privacy: mechanism, noise ------------------------------------------------------------
   std::int64_t total_train = 0;
@@ -311,7 +316,11 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   oc.weight_decay = cfg.train.weight_decay;
   oc.validate();
   auto optimizer = model::make_optimizer(oc, net.num_parameters(), device);
-  const model::ClipConfig clip_cfg = model::ClipConfig::flat(clip);
+  // per-layer: C_l = C / sqrt(L), so one example's clipped gradient still has norm <= C and
+  // sigma above (sensitivity from C) is unchanged (model/clipping.h).
+  const model::ClipConfig clip_cfg = cfg.privacy.clipping == "per-layer"
+                                         ? model::ClipConfig::per_layer_equal(clip, net.num_layers())
+                                         : model::ClipConfig::flat(clip);
   Evaluator evaluator(shard, comm, device, device_comm);
   const std::int64_t P = net.num_parameters();
   // The discrete Gaussian's grid (noise.h), checked before anything is written.

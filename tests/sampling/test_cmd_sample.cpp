@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "dpgnn/graph/dataset.h"
+#include "dpgnn/partition/partition_file.h"
+#include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/sampling/sampler.h"
 #include "dpgnn/util/hdf5.h"
 
@@ -193,20 +195,36 @@ TEST(SampleCommand, DpgnnRecordsItsParametersAndKeepsTheOccurrenceBound) {
   EXPECT_EQ(s.roots.size(), 50u);                           // one per training node
 }
 
+TEST(SampleCommand, DpgnnDegreeBoundRequireRefusesHighInDegreesAndIsRecorded) {
+  TempDir dir;
+  const auto d = make_dataset(100, 0.2, graph::Setting::transductive, 3);  // degrees ~20 > K
+  graph::write_dataset(d, dir.file("d.h5"));
+  const std::string base = "sample --dataset " + dir.file("d.h5") + " --sampler dpgnn --max-degree 2 --layers 2 ";
+  const auto refused = run(base + "--degree-bound require --out " + dir.file("r.h5"));
+  EXPECT_EQ(refused.code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("training in-neighbours, more than K = 2"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(dir.file("r.h5")));
+  const auto paper = run(base + "--degree-bound paper --out " + dir.file("p.h5"));
+  ASSERT_EQ(paper.code, 0) << paper.output;
+  EXPECT_EQ(h5::File::open_read(dir.file("p.h5")).attr_string("/", "degree_bound"), "paper");
+  const auto big_k = run("sample --dataset " + dir.file("d.h5") +
+                         " --sampler dpgnn --max-degree 100 --layers 1 --degree-bound require --out " + dir.file("k.h5"));
+  ASSERT_EQ(big_k.code, 0) << big_k.output;
+  EXPECT_EQ(h5::File::open_read(dir.file("k.h5")).attr_string("/", "degree_bound"), "require");
+  EXPECT_EQ(run(base + "--degree-bound covered --out " + dir.file("x.h5")).code, 2);
+}
+
 TEST(SampleCommand, SamplesEachPartOfAPartitionOnItsOwn) {
   TempDir dir;
   const auto d = make_dataset(90, 0.1, graph::Setting::transductive, 4);
-  const std::string checksum = graph::write_dataset(d, dir.file("d.h5"));
-  // A 3-part partition file with only what `sample` reads: a permutation and offsets.
-  std::vector<std::int64_t> new_to_old(90);
-  for (std::int64_t i = 0; i < 90; ++i) new_to_old[i] = (i * 7) % 90;  // gcd(7, 90) = 1
-  {
-    h5::File f = h5::File::create(dir.file("p.h5"));
-    f.create_group("/partition");
-    f.write_vector("/partition/new_to_old", new_to_old);
-    f.write_vector("/partition/part_offsets", std::vector<std::int64_t>{0, 25, 60, 90});
-    f.set_attr("/partition", "dataset_checksum", checksum);
-  }
+  graph::write_dataset(d, dir.file("d.h5"));
+  // A real 3-part partition file (sample checks it against its checksums).
+  partition::PartitionOptions po;
+  po.method = partition::Method::random;
+  po.num_parts = 3;
+  partition::partition_dataset(dir.file("d.h5"), dir.file("p.h5"), po);
+  const auto pf = partition::PartitionFile::open(dir.file("p.h5"));
+  const std::vector<std::int64_t> new_to_old = pf.new_to_old(), b = pf.part_offsets();
   const auto r = run("sample --dataset " + dir.file("d.h5") + " --partition " + dir.file("p.h5") +
                      " --sampler drw --walk-length 4 --out " + dir.file("s.h5"));
   ASSERT_EQ(r.code, 0) << r.output;
@@ -214,8 +232,8 @@ TEST(SampleCommand, SamplesEachPartOfAPartitionOnItsOwn) {
   expect_disjoint_cover(d, s, 5, false);
   ASSERT_EQ(s.part_ptr.size(), 4u);
   std::vector<int> part_of(90);
-  for (int p = 0, b[] = {0, 25, 60, 90}; p < 3; ++p)
-    for (int i = b[p]; i < b[p + 1]; ++i) part_of[new_to_old[i]] = p;
+  for (int p = 0; p < 3; ++p)
+    for (std::int64_t i = b[p]; i < b[p + 1]; ++i) part_of[new_to_old[i]] = p;
   for (int p = 0; p < 3; ++p)
     for (std::int64_t i = s.part_ptr[p]; i < s.part_ptr[p + 1]; ++i)
       for (std::int64_t k = s.node_ptr[i]; k < s.node_ptr[i + 1]; ++k)
@@ -225,15 +243,11 @@ TEST(SampleCommand, SamplesEachPartOfAPartitionOnItsOwn) {
 TEST(SampleCommand, RefusesAPartitionOfAnotherDataset) {
   TempDir dir;
   graph::write_dataset(make_dataset(30, 0.1, graph::Setting::transductive, 5), dir.file("d.h5"));
-  {
-    h5::File f = h5::File::create(dir.file("p.h5"));
-    f.create_group("/partition");
-    std::vector<std::int64_t> id(30);
-    for (int i = 0; i < 30; ++i) id[i] = i;
-    f.write_vector("/partition/new_to_old", id);
-    f.write_vector("/partition/part_offsets", std::vector<std::int64_t>{0, 30});
-    f.set_attr("/partition", "dataset_checksum", std::string("0123456789abcdef"));
-  }
+  graph::write_dataset(make_dataset(30, 0.1, graph::Setting::transductive, 6), dir.file("other.h5"));
+  partition::PartitionOptions po;
+  po.method = partition::Method::random;
+  po.num_parts = 1;
+  partition::partition_dataset(dir.file("other.h5"), dir.file("p.h5"), po);
   const auto r = run("sample --dataset " + dir.file("d.h5") + " --partition " + dir.file("p.h5") +
                      " --sampler drw --out " + dir.file("s.h5"));
   EXPECT_EQ(r.code, 3) << r.output;

@@ -93,11 +93,19 @@ class DatasetWriter {
 // Row-range reader: a rank reads only the rows it owns.
 class DatasetReader {
  public:
-  // Opens the file and checks the attributes and dataset shapes (cheap). Content checks
-  // (index ranges, NaN) are done on what is read.
+  // Opens the file and checks the attributes, dataset shapes and the digest over them and
+  // the checksum tables (cheap). Every read is checked against the tables block by block;
+  // content checks (index ranges, NaN) are done on what is read. A file without tables (from
+  // an older dpgnn) has its whole content checksum verified instead, once per process, after
+  // the first read's own checks.
   explicit DatasetReader(const std::string& path);
   ~DatasetReader();
   const DatasetMeta& meta() const;
+  // Reads every array and checks it against its checksum table (DataError naming the file,
+  // the array and the rows on a mismatch). Opening already checks the attributes and the
+  // tables, and every read_* checks the blocks it reads; this is for commands that use only
+  // part of the file but answer for all of it (`dpgnn sample`).
+  void verify_all() const;
   std::vector<EdgeIdx> read_indptr(std::int64_t row_begin, std::int64_t row_end) const;  // rows+1 offsets
   std::vector<NodeId> read_indices(EdgeIdx begin, EdgeIdx end) const;
   // The CSR rows [row_begin, row_end) with their global neighbour ids (indptr rebased to 0).
@@ -111,6 +119,7 @@ class DatasetReader {
                                       std::int64_t row_end) const;
 
  private:
+  std::vector<NodeId> indices_unchecked(EdgeIdx begin, EdgeIdx end) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -2,7 +2,9 @@
 // docs/partitioning.md), or viewing a plain dataset file as a 1-part partition.
 //
 // Opening checks that the file is a dpgnn dataset with a well-formed /partition group
-// (DataError naming the file and the offending path otherwise) and loads the small arrays
+// (DataError naming the file and the offending path otherwise), checks the group's digest
+// over its attributes and checksum tables (util/integrity.h; every read of its arrays is
+// checked against the tables, block by block) and loads the small arrays
 // (offsets, per-part counts). The per-node arrays (new_to_old, part_of) are read on demand,
 // by range, so a rank never holds more than its own slice.
 //
@@ -12,10 +14,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "dpgnn/graph/dataset.h"
+#include "dpgnn/util/integrity.h"
 
 namespace dpgnn::partition {
 
@@ -68,6 +72,7 @@ class PartitionFile {
   std::uint64_t seed_ = 0;
   double imbalance_ = 0;
   std::int64_t edge_cut_ = 0;
+  std::map<std::string, integrity::Table> tables_;  // checksum tables of /partition's arrays
 };
 
 }  // namespace dpgnn::partition

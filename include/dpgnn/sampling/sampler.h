@@ -59,8 +59,20 @@ struct DrwOptions {
   std::int64_t walkers = 64;
 };
 
+// How the dpgnn sampler bounds in-degrees (docs/privacy.md, "DP-GNN degree bounding").
+//   require: no edge sampling; every node's training in-degree must already be <= K (the
+//            hypothesis of Lemma 2), else DataError. Removing a node v changes only the
+//            subgraphs that contain v, so the guarantee covers the whole pipeline.
+//   paper:   SAMPLE-EDGELISTS (Algorithm 1): each in-edge of u kept with probability
+//            K / (2 |RE_u|), which depends on u's other in-neighbours; removing v changes
+//            subgraphs that do not contain v, which Lemma 2 does not cover.
+enum class DegreeBound { require, paper };
+DegreeBound parse_degree_bound(const std::string& name);
+const char* to_string(DegreeBound b);
+
 struct DpgnnOptions {
   std::int64_t max_degree = 2;  // K >= 1: the in-degree bound of Algorithm 1
+  DegreeBound degree_bound = DegreeBound::paper;
   std::int64_t layers = 2;      // r >= 0: neighbourhood depth (GNN layers), Algorithm 2
   EdgeMode edges = EdgeMode::walk;
 };
@@ -103,6 +115,7 @@ struct SamplerOptions {
   std::int64_t walk_length = 4;
   std::int64_t restarts = 2;      // used by drw-r only (drw has R = 1)
   std::int64_t max_degree = 2;
+  DegreeBound degree_bound = DegreeBound::paper;  // dpgnn only
   std::int64_t layers = 2;
   std::int64_t splits = 10;
   EdgeMode edges = EdgeMode::walk;

@@ -53,6 +53,7 @@ struct PrivacySection {
   double delta = 1e-5;
   std::optional<double> noise_multiplier;  // absent = calibrate to target_epsilon over max_steps
   double clip_norm = 1.0;
+  std::string clipping = "flat";  // flat | per-layer (C_l = C / sqrt(L): same total bound C)
   std::optional<std::uint64_t> noise_seed;  // absent = OS secure randomness
   bool worst_case = false;                  // account with M_min (random-walk paper, Sec. 4.2)
   std::string conversion = "balle";         // balle | mironov
@@ -63,6 +64,7 @@ struct SamplerSection {
   int restarts = 4;              // R (drw-r)
   std::int64_t resample_every = 100;  // i (drw-d)
   int max_degree = 3;            // K (dpgnn)
+  std::string degree_bound = "paper";  // paper | require (dpgnn; sampling/sampler.h DegreeBound)
   std::string edges = "induced";  // induced | walk: which edges a random-walk subgraph keeps
   std::int64_t splits = 10;      // s (split): random disjoint groups of the training nodes
 };

@@ -16,6 +16,7 @@ class DpGnn : public MethodSpec {
     o.kind = sampling::SamplerKind::dpgnn;
     o.walk_length = c.sampler.walk_length;
     o.max_degree = c.sampler.max_degree;
+    o.degree_bound = sampling::parse_degree_bound(c.sampler.degree_bound);
     o.layers = c.model.layers;
     o.edges = sampling::EdgeMode::walk;  // the sampled edge lists (Daigavane et al., Alg. 2)
     return o;

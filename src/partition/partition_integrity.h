@@ -1,0 +1,38 @@
+// Checksums of a partition file's /partition group (util/integrity.h): one table per array
+// and a digest over the group's attributes and the tables, stored as the group's attribute
+// integrity_checksum. Shared by the writer and PartitionFile (private to src/partition).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dpgnn/util/hdf5.h"
+#include "dpgnn/util/integrity.h"
+
+namespace dpgnn::partition::detail {
+
+inline const std::string kPartitionGroup = "/partition";
+
+// The arrays of /partition with their element type's byte size, in digest order.
+inline const std::vector<std::string>& partition_arrays() {
+  static const std::vector<std::string> a{"/partition/part_of",    "/partition/new_to_old", "/partition/part_offsets",
+                                          "/partition/part_nodes", "/partition/part_edges", "/partition/part_train_nodes"};
+  return a;
+}
+
+// Digest of the group's attributes (read back from the file) and the tables.
+inline std::string partition_digest(const h5::File& f, const std::map<std::string, integrity::Table>& tables) {
+  const std::string& g = kPartitionGroup;
+  integrity::Digest d;
+  for (const char* a : {"format", "method", "dataset_checksum", "dataset_name"}) d.add(a, f.attr_string(g, a));
+  for (const char* a : {"format_version", "num_parts", "seed", "edge_cut", "undirected_edges"})
+    d.add(a, f.attr_int(g, a));
+  for (const char* a : {"imbalance", "balance", "balance_train_nodes", "balance_edges", "balance_nodes"})
+    d.add(a, f.attr_double(g, a));
+  for (const auto& a : partition_arrays()) d.add(a, tables.at(a));
+  return d.hex();
+}
+
+}  // namespace dpgnn::partition::detail

@@ -35,7 +35,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
   struct Options {
     std::string config, out;
     std::vector<std::string> overrides;
-    std::int64_t canaries = 1000;
+    std::int64_t canaries = 4000;
     double confidence = 0.95;
     bool json = false;
   };

@@ -5,25 +5,26 @@
 // Canaries (input-space Dirac canaries, added through the data):
 //   the dataset gets D = N extra feature columns, zero for every real node, and N extra
 //   isolated nodes (no edges, training nodes, not in val/test), so every canary is a training
-//   root whose subgraph is itself, for every sampler. Canary i has label i mod C and, when it
-//   is included (a secret fair coin per canary, from the OS's secure randomness), the feature
-//   vector scale * e_{F+i}; when excluded, the zero vector. Including or excluding canary i
-//   therefore changes ONE node's features and nothing else: the replace-one
-//   neighbouring relation of the feature-level accountants (DESIGN.md 3), and M (the number
-//   of subgraphs the accountant uses) is the same whatever the coins are.
-//   Since only canary i is non-zero in column F+i, only its gradient moves column F+i of the
-//   first layer's weights (the noise moves every column).
+//   root whose subgraph is itself, for every sampler. Canary i has the feature vector
+//   scale * e_{F+i}; a secret fair coin per canary (the OS's secure randomness) gives it the
+//   label i mod C ("included") or (i + 1) mod C ("excluded"). Flipping a coin changes ONE
+//   node's label and nothing else: a replace-one neighbour for the feature-and-label privacy
+//   unit of the accountants (DESIGN.md 3; node-level DP covers it too), and M (the number of
+//   subgraphs the accountant uses) is the same whatever the coins are. The two labels push
+//   the canary's own column in nearly opposite directions (a larger difference than
+//   "present" vs "absent"), and since only canary i is non-zero in column F+i, only its
+//   gradient (and the noise) moves column F+i of the first layer's weights.
 // Training: the ordinary run_training on the augmented dataset (same sampler, clipping,
 //   noise, all-reduce, accountant); the claimed epsilon is that run's accountant's.
 // Threat model: white-box, final model. The auditor knows the design, the public train.seed
 //   (hence the initial weights), and the final parameters (model.h5); not the coins, not
-//   the batches, not the noise. Score of canary i: the canary's loss with the first layer's
-//   canary columns reset to their initial values minus its loss under the final model (how
-//   much training on column F+i taught the model canary i).
-// Guesses: "included" for the k highest scores and "excluded" for the k lowest (or only the
-//   k highest), for a fixed list of k; each candidate is evaluated at confidence
-//   1 - beta / (number of candidates) and the largest bound is reported, which is valid at
-//   confidence 1 - beta by the union bound.
+//   the batches, not the noise. Score of canary i: the displacement of its columns from
+//   their initial values projected on the direction that favours the "included" label over
+//   the "excluded" one (audit.cpp, canary_scores).
+// Guesses: fixed before training (audit_guess_candidates): "included" for the k highest
+//   scores, "excluded" for the k lowest, abstain on the rest; with several candidates each
+//   would be evaluated at beta / (number of candidates) (union bound).
+
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ namespace dpgnn::train {
 
 struct AuditOptions {
   std::string out_dir;          // must be new or empty; holds data/, run/, audit.json, canaries.csv
-  std::int64_t canaries = 1000;  // N
+  std::int64_t canaries = 4000;  // N
   double confidence = 0.95;      // 1 - beta
   double canary_scale = 10.0;    // the non-zero feature of an included canary
   bool progress = true;
@@ -75,8 +76,9 @@ AuditResult run_audit(const Config& config, const AuditOptions& options, dist::C
 // non-private method), epsilon_lower_bound, confidence, canaries, guesses, correct_guesses...
 nlohmann::json audit_json(const AuditResult& result);
 
-// Guess counts the audit tries, for N canaries: k in {5, 10, 25, 50, 100, 250, 500, ...}
-// (each <= N / 2), each two-sided and one-sided. Public so the tests can check the list.
+// The guess counts the audit uses for N canaries, fixed in advance: k = max(1, N/20) guessed
+// "included" (highest scores) and k "excluded" (lowest). A list so that a union bound over
+// several candidates stays possible (each is evaluated at beta / size). Public for the tests.
 struct GuessCandidate {
   std::int64_t positive = 0;  // highest scores guessed "included"
   std::int64_t negative = 0;  // lowest scores guessed "excluded"

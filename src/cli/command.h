@@ -41,5 +41,6 @@ void add_privacy_command(CLI::App& root, Registry& registry);
 void add_partition_command(CLI::App& root, Registry& registry);
 void add_import_command(CLI::App& root, Registry& registry);
 void add_sample_command(CLI::App& root, Registry& registry);
+void add_audit_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

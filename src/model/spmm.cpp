@@ -30,11 +30,11 @@ void cpu_kernel(const CsrAdjacency& adj, const at::Tensor& local, const at::Tens
   scalar_t* op = out.data_ptr<scalar_t>();
   at::parallel_for(0, adj.num_rows, kRowGrain, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t i = r0; i < r1; ++i) {
-      scalar_t* o = op + i * d;
+      scalar_t* __restrict o = op + i * d;
       std::fill(o, o + d, scalar_t(0));
       for (std::int64_t k = ip[i]; k < ip[i + 1]; ++k) {
         const std::int64_t c = idx[k];
-        const scalar_t* x = c < n_local ? lp + c * d : hp + (c - n_local) * d;
+        const scalar_t* __restrict x = c < n_local ? lp + c * d : hp + (c - n_local) * d;
         const scalar_t s = cs != nullptr ? cs[c] : scalar_t(1);
         for (std::int64_t f = 0; f < d; ++f) o[f] += s * x[f];
       }

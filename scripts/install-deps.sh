@@ -16,6 +16,8 @@ PACKAGES=(
   libopenblas0-pthread
   # dataset converters (tools/*.py) and plots
   python3 python3-numpy python3-scipy python3-h5py python3-yaml python3-matplotlib
+  # per-rank peak memory in the benchmarks (bench/*.sh: GNU time %M)
+  time
 )
 # Optional: a single-node SLURM for the cluster test (tests/cluster). When these cannot be
 # installed the test skips with a message; nothing else needs them.

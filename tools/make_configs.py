@@ -105,6 +105,13 @@ AYLE_GRID = {
 }
 AYLE_DP_LR = 0.1           # middle of {0.01, 0.1, 0.2}
 AYLE_NON_DP_LR = 0.01      # "For the non-DP trainings, we fix the learning rate to 0.01."
+# Issue 12: on the Reddit-shaped stand-in (`dpgnn synth`, 233K nodes, 114M CSR entries) Adam at
+# lr 0.1 diverged (loss 3.9 -> 150 in 10 steps) and 0.01, the grid's low value, trained; the
+# ogbn-products stand-in likewise. These large graphs use the low value.
+AYLE_DP_LR_FOR = {"reddit": 0.01, "ogbn-products": 0.01}
+# ogbn-products has no row in Ayle et al.; its DRW config follows their protocol at the
+# width and batch the scale runs use (issue 12): 2 layers, width 256, batch 10000.
+PRODUCTS = {"nodes": 2449029, "train": 196615, "layers": 2, "width": 256, "batch": 10000}
 AYLE_CLIP = 0.01           # middle of the "clip norm percentage" grid, read as the threshold C
 AYLE_NOISE = 4             # {1, 2, 4, 8} has no middle: 4 (epsilon 8 after ~80-300 steps)
 AYLE_MAX_DEGREE = 2        # {2, 4}: the smaller, N(K, r) and so the noise grow with K
@@ -219,6 +226,8 @@ DATA = {
     "ogbn-arxiv": ("ogbn-arxiv-inductive",
                    f"dpgnn import ogb --dir {SRC}/arxiv --setting inductive --out data/ogbn-arxiv-inductive.h5", 4,
                    "not in ../shared/data: SRC/arxiv = OGB's unzipped arxiv.zip; inductive as in Ayle et al. Table 2"),
+    "ogbn-products": ("ogbn-products", f"dpgnn import ogb --dir {SRC}/products --out data/ogbn-products.h5", 8,
+                      "not in ../shared/data: SRC/products = OGB's unzipped products.zip (transductive)"),
     "reddit": ("reddit", f"dpgnn import graphsaint --dir {SRC}/reddit --out data/reddit.h5", 8,
                "not in ../shared/data: SRC/reddit = the GraphSAINT Reddit folder (inductive)"),
     # Daigavane et al. Table 1 is transductive.
@@ -349,7 +358,8 @@ def ayle_like(name, method, n_nodes, n_train, layers, width, batch, delta, prove
     body["model"] = {"arch": "mlp" if method in ("mlp", "dp-mlp") else "gcn", "layers": layers, "hidden": hidden,
                      "activation": "relu"}
     steps = PRIVATE_MAX_STEPS if private else math.ceil(NON_PRIVATE_PASSES * n_train / batch)
-    body["train"] = {"batch_size": batch, "lr": AYLE_DP_LR if private else AYLE_NON_DP_LR, "optimizer": "adam",
+    dp_lr = AYLE_DP_LR_FOR.get(name, AYLE_DP_LR)
+    body["train"] = {"batch_size": batch, "lr": dp_lr if private else AYLE_NON_DP_LR, "optimizer": "adam",
                      "max_steps": steps, "seed": 1,
                      "eval_every": PRIVATE_EVAL_EVERY if private else max(1, steps // 10),
                      "checkpoint_every": CHECKPOINT_EVERY}
@@ -383,7 +393,9 @@ def ayle_like(name, method, n_nodes, n_train, layers, width, batch, delta, prove
     if method == "dp-mlp":
         h.append("  no DP-MLP in the paper: the MLP's architecture, the DP grid point and Table 4's 'uniform' row")
     if private:
-        h.append(f"  grid point: lr {AYLE_DP_LR} (middle), clip_norm {AYLE_CLIP} (middle; the paper's "
+        lr_note = ("middle" if dp_lr == AYLE_DP_LR else
+                   "the grid's low value: 0.1 diverged on the Reddit-shaped synthetic stand-in, issue 12")
+        h.append(f"  grid point: lr {dp_lr} ({lr_note}), clip_norm {AYLE_CLIP} (middle; the paper's "
                  f"'clip norm percentage', read as the threshold C), noise_multiplier {AYLE_NOISE} "
                  "(sigma = 4 x sensitivity)")
         h.append(f"  train until epsilon {AYLE_EPSILON:g} (the paper's protocol); max_steps {PRIVATE_MAX_STEPS} is "
@@ -421,6 +433,18 @@ def ayle_config(name, method):
         prov.append("  Adam, ReLU, lr 0.01 (App. C)")
     return ayle_like(name, method, nodes, n_train, layers, width, batch, AYLE_TABLE3_DELTA[name], prov,
                      "ayle")
+
+
+def products_config(method):
+    """ogbn-products x DRW: no row in Ayle et al.; their protocol at the scale runs' width and batch."""
+    p = PRODUCTS
+    delta = delta_rule(p["nodes"])
+    prov = [f"No row in {AYLE} for ogbn-products: their protocol (Appendix C) with",
+            f"  {p['train']} training nodes of {p['nodes']} (OGB's split, as Daigavane et al. Table 9's setting);",
+            f"  {p['layers']} layers, width {p['width']} (grid), batch {p['batch']} (the scale runs of issue 12);",
+            f"  delta {delta:g} = the largest power of ten <= 1/(10 N) (Table 3's rule); target epsilon 8; Adam, ReLU"]
+    return ayle_like("ogbn-products", method, p["nodes"], p["train"], p["layers"], p["width"], p["batch"], delta,
+                     prov, "ayle")
 
 
 def paperless_config(name, method):
@@ -560,6 +584,7 @@ def generate():
             out[f"{name}/{method}.yaml"] = paperless_config(name, method)
     for name in SPLIT_TABLE2_ADAM:
         out[f"{name}/split.yaml"] = split_config(name)
+    out["ogbn-products/drw.yaml"] = products_config("drw")
     for key in DAIGAVANE_TABLE9:
         for name in DAIGAVANE_NODES:
             out[f"{name}/daigavane/{key[0]}.yaml"] = daigavane_config(name, key)

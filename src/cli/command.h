@@ -35,6 +35,7 @@ class Registry {
 // One per cmd_<name>.cpp.
 void add_info_command(CLI::App& root, Registry& registry);
 void add_train_command(CLI::App& root, Registry& registry);
+void add_predict_command(CLI::App& root, Registry& registry);
 void add_sweep_command(CLI::App& root, Registry& registry);
 void add_synth_command(CLI::App& root, Registry& registry);
 void add_privacy_command(CLI::App& root, Registry& registry);

@@ -29,6 +29,7 @@ int run(int argc, char** argv) {
   dpgnn::cli::add_import_command(app, registry);
   dpgnn::cli::add_sample_command(app, registry);
   dpgnn::cli::add_train_command(app, registry);
+  dpgnn::cli::add_predict_command(app, registry);
   dpgnn::cli::add_sweep_command(app, registry);
   dpgnn::cli::add_audit_command(app, registry);
   try {

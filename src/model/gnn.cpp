@@ -273,6 +273,69 @@ at::Tensor Gnn::layer_forward(int layer, const at::Tensor& h_in, const GraphBloc
   return apply_layer(layer, h_in, block, nullptr);
 }
 
+at::Tensor Gnn::layer_forward_csr(int layer, const at::Tensor& h, const CsrAdjacency& adj,
+                                  const at::Tensor& degrees, const HaloExchange& halo) const {
+  if (layer < 0 || layer >= config_.layers) {
+    throw UsageError("layer_forward_csr: layer " + std::to_string(layer) + " outside [0, " +
+                     std::to_string(config_.layers) + ")");
+  }
+  if (h.dim() != 2 || h.size(0) != adj.num_rows || h.size(1) != layer_in_dim(layer)) {
+    throw DataError("layer_forward_csr", "h_local",
+                    "expected [" + std::to_string(adj.num_rows) + ", " +
+                        std::to_string(layer_in_dim(layer)) + "]");
+  }
+  if (degrees.dim() != 1 || degrees.size(0) != adj.num_cols) {
+    throw DataError("layer_forward_csr", "degrees", "expected one degree per column");
+  }
+  c10::NoGradGuard no_grad;
+  const LayerParams& lp = layer_params_[static_cast<std::size_t>(layer)];
+  auto W = [&](int i) { return params_[static_cast<std::size_t>(i)]; };
+  const at::Tensor deg = degrees.to(h.options());
+  const at::Tensor deg_rows = deg.narrow(0, 0, adj.num_rows);
+  // Transform first when the layer does not widen: A (H W^T) == (A H) W^T, and the halo
+  // exchange and the SpMM then run at the narrower width.
+  auto aggregate_then_map = [&](const std::function<at::Tensor(const at::Tensor&)>& agg,
+                                const at::Tensor& w) {
+    if (w.size(0) <= w.size(1)) return agg(at::mm(h, w.t()));
+    return at::mm(agg(h), w.t());
+  };
+  at::Tensor out;
+  switch (config_.arch) {
+    case Arch::kGcn: {
+      // D^-1/2 (A+I) D^-1/2 with full-graph degrees (Kipf & Welling 2017, eq. 2), as gcn_aggregate.
+      const at::Tensor inv_sqrt = (deg + 1.0).rsqrt();
+      const at::Tensor self_w = (deg_rows + 1.0).reciprocal().unsqueeze(1);
+      auto agg = [&](const at::Tensor& t) {
+        at::Tensor a = csr_spmm(adj, t, halo(t), inv_sqrt, inv_sqrt.narrow(0, 0, adj.num_rows));
+        return a.add_(t * self_w);
+      };
+      out = aggregate_then_map(agg, W(lp.w)).add_(W(lp.b));
+      break;
+    }
+    case Arch::kSage: {
+      const at::Tensor inv = deg_rows.clamp_min(1.0).reciprocal();
+      auto agg = [&](const at::Tensor& t) { return csr_spmm(adj, t, halo(t), at::Tensor(), inv); };
+      out = at::addmm(W(lp.b), h, W(lp.w).t()).add_(aggregate_then_map(agg, W(lp.w_neigh)));
+      break;
+    }
+    case Arch::kGin: {
+      // (h + sum_N h) W1^T == h W1^T + sum_N (h W1^T).
+      auto agg = [&](const at::Tensor& t) {
+        return csr_spmm(adj, t, halo(t), at::Tensor(), at::Tensor()).add_(t);
+      };
+      const at::Tensor z1 = aggregate_then_map(agg, W(lp.w)).add_(W(lp.b));
+      out = at::addmm(W(lp.b2), activate(z1, config_.activation), W(lp.w2).t());
+      break;
+    }
+    case Arch::kMlp:
+      out = at::addmm(W(lp.b), h, W(lp.w).t());
+      break;
+  }
+  // In place: `out` is this layer's own buffer, [n_rows, d_{l+1}] is the largest one.
+  if (layer < config_.layers - 1) config_.activation == Activation::kRelu ? out.relu_() : out.tanh_();
+  return out;
+}
+
 at::Tensor Gnn::forward_full(const at::Tensor& x, const GraphBlock& block) const {
   if (block.num_dst != block.num_src) {
     throw DataError("forward_full", "block", "needs num_dst == num_src (use layer_forward with halos)");

@@ -3,6 +3,7 @@
 #include "dpgnn/partition/shard.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "dpgnn/util/error.h"
 
@@ -105,14 +106,27 @@ Shard load_shard(const PartitionFile& partition, int rank, int world_size, const
   }
 
   // Halo: neighbours outside [begin, end), unique, grouped by owning rank.
-  std::vector<std::int64_t> remote;
-  for (graph::NodeId v : s.rows.indices())
-    if (!s.owns(v)) remote.push_back(v);
-  std::sort(remote.begin(), remote.end());
-  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+  // Sorted and merged a chunk of entries at a time, so the temporary is the halo plus one
+  // chunk, not one id per CSR entry (a rank of ogbn-products holds ~30M entries).
+  std::vector<graph::NodeId> remote, chunk, merged;
+  constexpr std::size_t kChunk = std::size_t{1} << 22;
+  const auto& all = s.rows.indices();
+  for (std::size_t c0 = 0; c0 < all.size(); c0 += kChunk) {
+    chunk.clear();
+    for (std::size_t k = c0; k < std::min(all.size(), c0 + kChunk); ++k)
+      if (!s.owns(all[k])) chunk.push_back(all[k]);
+    std::sort(chunk.begin(), chunk.end());
+    chunk.erase(std::unique(chunk.begin(), chunk.end()), chunk.end());
+    merged.clear();
+    merged.reserve(remote.size() + chunk.size());
+    std::set_union(remote.begin(), remote.end(), chunk.begin(), chunk.end(), std::back_inserter(merged));
+    remote.swap(merged);
+  }
+  std::vector<graph::NodeId>().swap(chunk);
+  std::vector<graph::NodeId>().swap(merged);
   s.halo.resize(static_cast<std::size_t>(world_size));
   for (int q = 0; q < world_size; ++q) s.halo[q].rank = q;
-  for (std::int64_t v : remote) s.halo[s.owner_of(v)].nodes.push_back(v);
+  for (graph::NodeId v : remote) s.halo[s.owner_of(v)].nodes.push_back(v);
   // Global degrees: one read of indptr over the span of each group's ids.
   for (auto& h : s.halo) {
     if (h.nodes.empty()) continue;

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/util/error.h"
@@ -21,13 +22,22 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
                                                  ? static_cast<std::int64_t>(shard.halo[q].nodes.size())
                                                  : 0);
   n_halo_ = group_offset[W];
-  std::vector<std::int64_t> dst, src;
-  dst.reserve(static_cast<std::size_t>(shard.rows.num_edges()));
-  src.reserve(static_cast<std::size_t>(shard.rows.num_edges()));
+  // CSR rows with int32 columns: local c -> c, halo node -> n_local + its place in the halo.
+  if (n_local + n_halo_ > std::numeric_limits<std::int32_t>::max())
+    throw DataError(shard.file, "", "a rank's local + halo nodes exceed 2^31 - 1");
+  at::Tensor indptr = torch::empty({n_local + 1}, torch::kInt64);
+  auto* iptr = indptr.data_ptr<std::int64_t>();
+  std::int64_t entries = 0;
+  for (std::int64_t i = 0; i < n_local; ++i)
+    for (graph::NodeId u : shard.rows.out_neigh(i)) entries += u != shard.begin + i;
+  at::Tensor indices = torch::empty({entries}, torch::kInt32);
+  auto* cols = indices.data_ptr<std::int32_t>();
+  std::int64_t pos = 0;
+  iptr[0] = 0;
   for (std::int64_t i = 0; i < n_local; ++i) {
     const std::int64_t self = shard.begin + i;
     for (graph::NodeId u : shard.rows.out_neigh(i)) {
-      if (u == self) continue;
+      if (u == self) continue;  // the model adds its own self connection
       std::int64_t col;
       if (shard.owns(u)) {
         col = u - shard.begin;
@@ -39,16 +49,19 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
           throw Error("halo metadata misses neighbour " + std::to_string(u), kExitInternal);
         col = n_local + group_offset[q] + (it - nodes.begin());
       }
-      dst.push_back(i);
-      src.push_back(col);
+      cols[pos++] = static_cast<std::int32_t>(col);
     }
+    iptr[i + 1] = pos;
   }
-  std::vector<double> deg_dst(shard.degrees.begin(), shard.degrees.end());
-  std::vector<double> deg_src = deg_dst;
+  adj_.indptr = indptr;
+  adj_.indices = indices;
+  adj_.num_rows = n_local;
+  adj_.num_cols = n_local + n_halo_;
+  std::vector<double> deg(shard.degrees.begin(), shard.degrees.end());
   for (int q = 0; q < W; ++q)
     if (q < static_cast<int>(shard.halo.size()))
-      for (auto d : shard.halo[q].degrees) deg_src.push_back(static_cast<double>(d));
-  block_ = model::make_block_with_degrees(dst, src, n_local, n_local + n_halo_, deg_dst, deg_src, device);
+      for (auto d : shard.halo[q].degrees) deg.push_back(static_cast<double>(d));
+  degrees_ = torch::tensor(deg, torch::kFloat64).to(device);
 
   // Exchange plan: tell every owner which of its rows I need.
   std::vector<std::int64_t> my_counts(W, 0), all_counts(static_cast<std::size_t>(W) * W, 0);
@@ -78,7 +91,8 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
                    .clone()
                    .to(device);
   const std::int64_t F = shard.meta.num_features;
-  x_ = torch::from_blob(const_cast<float*>(shard.features.data()), {n_local, F}, torch::kFloat32).clone().to(device);
+  // On the CPU x_ aliases the shard's features (the shard outlives the evaluator): no copy.
+  x_ = torch::from_blob(const_cast<float*>(shard.features.data()), {n_local, F}, torch::kFloat32).to(device);
 }
 
 at::Tensor Evaluator::exchange(const at::Tensor& h) {
@@ -95,14 +109,17 @@ at::Tensor Evaluator::exchange(const at::Tensor& h) {
   return recv.to(device_, h.scalar_type());
 }
 
-EvalResult Evaluator::evaluate(const model::Gnn& model) {
+at::Tensor Evaluator::logits(const model::Gnn& model) {
   torch::NoGradGuard no_grad;
   at::Tensor h = x_.to(model.dtype());
-  for (int l = 0; l < model.num_layers(); ++l) {
-    at::Tensor h_src = torch::cat({h, exchange(h)}, 0);
-    h = model.layer_forward(l, h_src, block_);
-  }
-  const at::Tensor pred = model.predict(h).to(torch::kCPU);
+  const model::Gnn::HaloExchange halo = [this](const at::Tensor& t) { return exchange(t); };
+  for (int l = 0; l < model.num_layers(); ++l) h = model.layer_forward_csr(l, h, adj_, degrees_, halo);
+  return h;
+}
+
+EvalResult Evaluator::evaluate(const model::Gnn& model) { return metrics(model.predict(logits(model)).to(torch::kCPU)); }
+
+EvalResult Evaluator::metrics(const at::Tensor& pred) {
   const auto& s = shard_;
   const auto& meta = s.meta;
   // [val correct/TP, val total/FP, val FN, test ..., ...]

@@ -4,6 +4,8 @@
 //
 // Each rank computes layer l for its own nodes from layer l-1 of its nodes and of their
 // remote neighbours (the halo), which it receives with one all-to-all-v per layer. The
+// aggregation is a CSR SpMM over the rank's rows (model/spmm.h, Gnn::layer_forward_csr):
+// memory is O((local + halo nodes) x width + CSR entries), never O(entries x width). The
 // exchange plan (who needs which of my rows) is built once, collectively. The graph is the
 // full graph in both settings: in the inductive setting training saw only the training
 // nodes' graph, and evaluation runs on the full graph that holds the held-out nodes.
@@ -33,8 +35,12 @@ class Evaluator {
   // memory over `comm`.
   Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device,
             dist::Communicator* device_comm = nullptr);
-  // Collective.
+  // Collective: logits [n_local, C] of the rank's nodes (full-neighbourhood inference).
+  at::Tensor logits(const model::Gnn& model);
+  // Collective: accuracy / micro-F1 on the val and test nodes.
   EvalResult evaluate(const model::Gnn& model);
+  // Collective: metrics of given predictions ([n_local] or [n_local, C] int64, CPU).
+  EvalResult metrics(const at::Tensor& predictions);
 
  private:
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
@@ -43,8 +49,9 @@ class Evaluator {
   dist::Communicator& comm_;
   dist::Communicator* device_comm_;
   c10::Device device_;
-  model::GraphBlock block_;
-  at::Tensor x_;                                 // [n_local, F] on device
+  model::CsrAdjacency adj_;                      // local rows, columns local + halo (CPU)
+  at::Tensor degrees_;                           // [n_local + n_halo] full-graph degrees (device)
+  at::Tensor x_;                                 // [n_local, F] on device (aliases the shard on CPU)
   at::Tensor send_rows_;                         // local rows to send, grouped by destination
   std::vector<std::size_t> send_counts_, recv_counts_;  // rows per peer
   std::int64_t n_halo_ = 0;

@@ -473,13 +473,15 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     net.unflatten(current);
   };
   auto run_eval = [&](std::int64_t completed) {
+    const auto eval_start = Clock::now();
     with_average([&] { last_eval = evaluator.evaluate(net); });
+    const double eval_secs = std::chrono::duration<double>(Clock::now() - eval_start).count();
     if (rank == 0) {
       const std::string key = meta.multilabel ? "f1_micro" : "accuracy";
       metrics->write({{"step", completed}, {"val_" + key, last_eval.val}, {"test_" + key, last_eval.test},
                       {"epsilon", epsilon_now()}});
-      spdlog::info("step {}: val {} {:.4f}, test {} {:.4f}{}", completed, key, last_eval.val, key, last_eval.test,
-                   priv ? fmt::format(", epsilon {:.4f}", epsilon_now()) : "");
+      spdlog::info("step {}: val {} {:.4f}, test {} {:.4f}{} (evaluation {:.2f} s)", completed, key, last_eval.val, key,
+                   last_eval.test, priv ? fmt::format(", epsilon {:.4f}", epsilon_now()) : "", eval_secs);
     }
   };
 

@@ -29,12 +29,14 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "dpgnn/model/batch.h"
 #include "dpgnn/model/dropout.h"
 #include "dpgnn/model/graph_block.h"
+#include "dpgnn/model/spmm.h"
 
 namespace dpgnn::model {
 
@@ -111,6 +113,17 @@ class Gnn {
   // One layer without dropout or autograd: h_in [num_src, d_l] -> [num_dst, d_{l+1}];
   // activation applied except after the last layer, which returns logits.
   at::Tensor layer_forward(int layer, const at::Tensor& h_in, const GraphBlock& block) const;
+  // The same layer over a rank's CSR rows (full-neighbourhood inference at scale):
+  // h_local [n_rows, d_l] -> [n_rows, d_{l+1}]. `degrees` [num_cols] are the full-graph
+  // degrees of the columns (local rows first, then the halo). `halo(t)` returns the halo
+  // rows [num_cols - n_rows, t.size(1)] of a per-node matrix t [n_rows, *] (a collective
+  // exchange: called the same number of times, at most once, on every rank). The layer
+  // aggregates in the cheaper order: A (H W) when the layer narrows (d_{l+1} <= d_l: the
+  // exchange and the product run at the output width), else (A H) W. No per-entry message
+  // is ever built (spmm.h), so memory is O(nodes x width), never O(entries x width).
+  using HaloExchange = std::function<at::Tensor(const at::Tensor&)>;
+  at::Tensor layer_forward_csr(int layer, const at::Tensor& h_local, const CsrAdjacency& adj,
+                               const at::Tensor& degrees, const HaloExchange& halo) const;
   // All layers on one block with num_dst == num_src (single-shard inference): logits [n, C].
   at::Tensor forward_full(const at::Tensor& x, const GraphBlock& block) const;
   // Predictions from logits: [N] int64 argmax (single-label) or [N, C] int64 0/1 (logit > 0).

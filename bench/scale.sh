@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# End-to-end scale benchmark: Reddit- and ogbn-products-shaped graphs, trained with DRW on
+# 1, 2 and 4 ranks, evaluation included. Prints one line per rank count and per rank:
+# peak RSS (GNU time %M, per rank), sampling time, training throughput (step time) and
+# evaluation time (full-neighbourhood inference, trainer log). Results: docs/benchmarks.md
+# ("Scale").
+#
+#   bench/scale.sh [DPGNN_BINARY] [WORKDIR] [reddit|products|all] [RANKS...]
+#     DPGNN_BINARY  default build/src/cli/dpgnn
+#     WORKDIR       datasets and partitions (made once, reused when present), runs; default /tmp/dpgnn-scale
+#     RANKS         default: 1 2 4
+#   STEPS=20 EVAL_EVERY=10 BATCH=10000 in the environment change the run.
+#
+# The datasets (`dpgnn synth`, exactly the shapes of issue 12) take ~3-4 min and ~4-9 GB
+# each to partition with METIS (k = 8); the products file is ~1.2 GB, Reddit ~1 GB.
+# Needs /usr/bin/time (Debian package `time`, in scripts/install-deps.sh) and mpiexec.
+set -euo pipefail
+
+BIN=$(realpath "${1:-build/src/cli/dpgnn}")
+WORK=${2:-/tmp/dpgnn-scale}
+WHICH=${3:-all}
+shift $(( $# > 3 ? 3 : $# )) || true
+RANKS=("$@")
+[ ${#RANKS[@]} -eq 0 ] && RANKS=(1 2 4)
+STEPS=${STEPS:-20}
+EVAL_EVERY=${EVAL_EVERY:-10}
+BATCH=${BATCH:-10000}
+
+[ -x "$BIN" ] || { echo "scale.sh: no dpgnn binary at $BIN" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+mkdir -p "$WORK"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 DPGNN_PROGRESS=0
+
+# name: synth arguments
+declare -A SYNTH=(
+  [reddit]="--nodes 232965 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 --inductive --train-frac 0.66 --val-frac 0.1"
+  [products]="--nodes 2449029 --avg-degree 50.5 --classes 47 --features 100 --homophily 0.8 --seed 1 --train-frac 0.08 --val-frac 0.02"
+)
+
+prepare() {
+  local name=$1 ds="$WORK/$1.h5" part="$WORK/$1.metis8.h5"
+  if [ ! -f "$ds" ]; then
+    echo "# synth $name" >&2
+    # shellcheck disable=SC2086
+    /usr/bin/time -f "# synth $name: %e s, peak %M KB" "$BIN" synth ${SYNTH[$name]} --out "$ds"
+  fi
+  if [ ! -f "$part" ]; then
+    echo "# partition $name" >&2
+    /usr/bin/time -f "# partition $name: %e s, peak %M KB" "$BIN" partition --dataset "$ds" --parts 8 --seed 1 --out "$part"
+  fi
+}
+
+train() {
+  local name=$1 p=$2 run="$WORK/run-$1-$2" log="$WORK/run-$1-$2.log"
+  rm -rf "$run"
+  local mpi=(mpiexec -n "$p")
+  [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+  mpi+=(--oversubscribe --bind-to none)
+  "${mpi[@]}" sh -c '/usr/bin/time -f "rank ${OMPI_COMM_WORLD_RANK:-0} peak_rss_kb %M" "$0" "$@"' \
+    "$BIN" train --config "$(dirname "$0")/../configs/default.yaml" \
+    --set method=drw --set device=cpu --set data.dataset="$WORK/$name.h5" --set data.partition="$WORK/$name.metis8.h5" \
+    --set model.arch=gcn --set model.layers=2 --set model.hidden=256 --set model.activation=relu \
+    --set sampler.walk_length=2 --set train.batch_size="$BATCH" --set train.optimizer=adam --set train.lr=0.01 \
+    --set privacy.clip_norm=1 --set train.max_steps="$STEPS" --set train.eval_every="$EVAL_EVERY" \
+    --set privacy.target_epsilon=8 --set privacy.delta=1e-7 --set train.threads=1 \
+    --out "$run" >"$log" 2>&1 || { echo "scale.sh: $name on $p ranks failed, see $log" >&2; tail -5 "$log" >&2; return 1; }
+  local sample steps evals acc
+  sample=$(grep -oE 'subgraphs over [0-9]+ part\(s\) in [0-9.]+ s' "$log" | grep -oE '[0-9.]+ s$' | head -1)
+  steps=$(grep -oE '\([0-9.]+ steps/s\)' "$log" | tail -1 | tr -d '()')
+  evals=$(grep -oE 'evaluation [0-9.]+ s' "$log" | awk '{print $2}' | paste -sd, -)
+  acc=$(grep -oE 'test accuracy [0-9.]+' "$log" | tail -1 | awk '{print $3}')
+  echo "$name ranks=$p sampling=${sample} throughput=${steps} evaluations_s=${evals} test_accuracy=${acc}"
+  grep -E '^rank [0-9]+ peak_rss_kb' "$log" | sort -n -k2 | awk -v n="$name" -v p="$p" \
+    '{printf "%s ranks=%s rank=%s peak_rss=%.2f GB\n", n, p, $2, $4/1048576}'
+}
+
+names=()
+case "$WHICH" in
+  reddit|products) names=("$WHICH") ;;
+  all) names=(reddit products) ;;
+  *) echo "scale.sh: unknown graph '$WHICH' (reddit, products or all)" >&2; exit 2 ;;
+esac
+for n in "${names[@]}"; do
+  prepare "$n"
+  for p in "${RANKS[@]}"; do train "$n" "$p"; done
+done

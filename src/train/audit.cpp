@@ -25,6 +25,7 @@
 #include "dpgnn/train/noise.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
+#include "dpgnn/util/secure_rng.h"
 
 namespace dpgnn::train {
 namespace fs = std::filesystem;
@@ -35,11 +36,8 @@ namespace {
 // from the config, so the auditor (and the trainer) cannot know them.
 std::vector<std::uint8_t> secret_coins(std::int64_t n) {
   std::vector<std::uint8_t> coins(static_cast<std::size_t>(n));
-  std::uint64_t word = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (i % 64 == 0) word = secure_random_seed();
-    coins[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((word >> (i % 64)) & 1U);
-  }
+  SecureStream stream(random_secret(), StreamPurpose::audit_coins, 0);
+  for (auto& coin : coins) coin = static_cast<std::uint8_t>(stream.bits(1));
   return coins;
 }
 

@@ -47,7 +47,12 @@ Secret read_secret_file(const std::string& path);
 void remove_secret_file(const std::string& path);
 
 // Stream purposes: distinct nonces, so noise and batches never read the same keystream.
-enum class StreamPurpose : std::uint64_t { noise = 1, batch_without_replacement = 2, batch_poisson = 3 };
+enum class StreamPurpose : std::uint64_t {
+  noise = 1,
+  batch_without_replacement = 2,
+  batch_poisson = 3,
+  audit_coins = 4,  // dpgnn audit's canary coins (a fresh key of their own)
+};
 
 class SecureStream {
  public:

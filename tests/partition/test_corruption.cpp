@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 
 #include "dpgnn/partition/partition_file.h"
@@ -66,7 +67,7 @@ TEST(Corruption, PartitionAndSampleRejectEveryDatasetCopyThatInfoRejectsAndNothi
   ASSERT_EQ(dpgnn_cmd("info " + clean_path).exit_code, 0);
   const std::vector<char> clean = read_bytes(clean_path);
   std::mt19937_64 rng(13);
-  int info_rejects = 0;
+  int info_rejects = 0, part_rejects = 0, sample_rejects = 0;
   for (int i = 0; i < 60; ++i) {
     const std::string copy = tmp.file("copy.h5");
     write_bytes(copy, corrupt(clean, i, rng));
@@ -80,6 +81,8 @@ TEST(Corruption, PartitionAndSampleRejectEveryDatasetCopyThatInfoRejectsAndNothi
       EXPECT_NE(r->exit_code, 124) << "variant " << i << " hung";
       EXPECT_TRUE(r->exit_code == 0 || refused(*r)) << "variant " << i << ": exit " << r->exit_code << "\n" << r->output;
     }
+    part_rejects += part.exit_code != 0;
+    sample_rejects += sample.exit_code != 0;
     if (info.exit_code != 0) {
       ++info_rejects;
       EXPECT_TRUE(refused(part)) << "variant " << i << ": info rejects (" << info.output
@@ -90,6 +93,8 @@ TEST(Corruption, PartitionAndSampleRejectEveryDatasetCopyThatInfoRejectsAndNothi
         EXPECT_NE(part.output.find(copy), std::string::npos) << "the message names the file: " << part.output;
     }
   }
+  std::cout << "of 60 corrupted copies: info rejects " << info_rejects << ", partition " << part_rejects
+            << ", sample " << sample_rejects << "\n";
   // Most corruptions hit the data and must be caught: the test has power.
   EXPECT_GE(info_rejects, 40);
 }
@@ -132,6 +137,7 @@ TEST(Corruption, TrainRefusesEveryPartitionCopyThatInfoOrTheReaderRejects) {
                                   << train.exit_code << "\n" << train.output;
     }
   }
+  std::cout << "of 30 corrupted partition copies: info or the reader reject " << rejects << "\n";
   EXPECT_GE(rejects, 20);
 }
 

@@ -104,5 +104,18 @@ TEST(Config, DumpsEveryKeyAndReadsBackTheSameConfig) {
   EXPECT_NE(text.find("walk_length"), std::string::npos);
 }
 
+TEST(Config, DegreeBoundAndClippingTakeTheirDocumentedValues) {
+  const Config d = parse_config("data: {dataset: d.h5}\n", "x.yaml", {});
+  EXPECT_EQ(d.sampler.degree_bound, "paper");
+  EXPECT_EQ(d.privacy.clipping, "flat");
+  const Config c = parse_config(
+      "data: {dataset: d.h5}\nsampler: {degree_bound: require}\nprivacy: {clipping: per-layer}\n", "x.yaml", {});
+  EXPECT_EQ(c.sampler.degree_bound, "require");
+  EXPECT_EQ(c.privacy.clipping, "per-layer");
+  expect_config_error("data: {dataset: d.h5}\nsampler: {degree_bound: covered}\n", "sampler.degree_bound",
+                      "paper or require");
+  expect_config_error("data: {dataset: d.h5}\nprivacy: {clipping: layer}\n", "privacy.clipping", "flat or per-layer");
+}
+
 }  // namespace
 }  // namespace dpgnn::train

@@ -94,8 +94,8 @@ TEST(ConfigCatalogue, HoldsEveryMethodForEveryDatasetOfTheRandomWalkPaper) {
 
 TEST(ConfigCatalogue, GraphSplitConfigsFollowIgamberdievAndHabernal) {
   // Igamberdiev & Habernal: Sec. 5.2 (delta 1e-5, clipping threshold 1), App. B (2-layer GCN,
-  // ReLU, hidden 32, dropout 0.5, Adam), Table 2 (epsilon 2, 10 splits, Sec. 6.3).
-  for (const std::string ds : {"citeseer", "cora", "pubmed", "reddit"}) {
+  // ReLU, Adam), Table 2 (epsilon 2). Width, dropout and s are ours (the header says why).
+  for (const std::string ds : {"citeseer", "cora", "pubmed"}) {
     const std::string rel = ds + "/split.yaml";
     ASSERT_TRUE(fs::exists(kConfigs / rel)) << rel;
     const Config c = load(rel);
@@ -104,10 +104,9 @@ TEST(ConfigCatalogue, GraphSplitConfigsFollowIgamberdievAndHabernal) {
     EXPECT_EQ(c.privacy.clip_norm, 1.0) << rel;
     EXPECT_EQ(c.privacy.target_epsilon, 2.0) << rel;
     EXPECT_EQ(c.model.layers, 2) << rel;
-    EXPECT_EQ(c.model.hidden, 32) << rel;
-    EXPECT_EQ(c.model.dropout, 0.5) << rel;
+    EXPECT_EQ(c.model.activation, "relu") << rel;
     EXPECT_EQ(c.train.optimizer, "adam") << rel;
-    EXPECT_EQ(c.sampler.splits, 10) << rel;
+    EXPECT_FALSE(c.privacy.noise_multiplier.has_value()) << rel << ": calibrated to the target";
   }
 }
 

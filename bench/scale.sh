@@ -71,7 +71,7 @@ train() {
   acc=$(grep -oE 'test accuracy [0-9.]+' "$log" | tail -1 | awk '{print $3}')
   echo "$name ranks=$p sampling=${sample} throughput=${steps} evaluations_s=${evals} test_accuracy=${acc}"
   grep -E '^rank [0-9]+ peak_rss_kb' "$log" | sort -n -k2 | awk -v n="$name" -v p="$p" \
-    '{printf "%s ranks=%s rank=%s peak_rss=%.2f GB\n", n, p, $2, $4/1048576}'
+    '{printf "%s ranks=%s rank=%s peak_rss=%.2f GiB\n", n, p, $2, $4/1048576}'
 }
 
 names=()

@@ -97,16 +97,33 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
 
 at::Tensor Evaluator::exchange(const at::Tensor& h) {
   const std::int64_t d = h.size(1);
+  const int W = static_cast<int>(send_counts_.size()), me = comm_.rank();
   // Rows stay on the device when a device communicator moves them; else they go via host.
   dist::Communicator& comm = device_comm_ != nullptr ? *device_comm_ : comm_;
   const c10::Device where = device_comm_ != nullptr ? device_ : c10::Device(c10::kCPU);
-  at::Tensor send = h.index_select(0, send_rows_).to(where, torch::kFloat32).contiguous();
-  at::Tensor recv = torch::empty({n_halo_, d}, torch::TensorOptions().dtype(torch::kFloat32).device(where));
-  std::vector<std::size_t> sc(send_counts_), rc(recv_counts_);
-  for (auto& c : sc) c *= static_cast<std::size_t>(d);
-  for (auto& c : rc) c *= static_cast<std::size_t>(d);
-  comm.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>(), rc);
-  return recv.to(device_, h.scalar_type());
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(where);
+  // One row more than needed so that no buffer pointer is null when a count is 0.
+  at::Tensor recv = torch::empty({n_halo_ + 1, d}, opts);
+  std::vector<std::size_t> send_off(W + 1, 0), recv_off(W + 1, 0);
+  for (int q = 0; q < W; ++q) {
+    send_off[q + 1] = send_off[q] + send_counts_[q];
+    recv_off[q + 1] = recv_off[q] + recv_counts_[q];
+  }
+  // W - 1 rounds, round k sending to me + k and receiving from me - k: only one peer's rows
+  // are gathered at a time, so the send buffer is s/(W-1) rows, not all s (docs/memory.md).
+  for (int k = 1; k < W; ++k) {
+    const int to = (me + k) % W, from = (me - k + W) % W;
+    const auto n_to = static_cast<std::int64_t>(send_counts_[to]);
+    at::Tensor send = n_to > 0 ? h.index_select(0, send_rows_.narrow(0, static_cast<std::int64_t>(send_off[to]), n_to))
+                                     .to(where, torch::kFloat32)
+                                     .contiguous()
+                               : torch::empty({1, d}, opts);
+    std::vector<std::size_t> sc(W, 0), rc(W, 0);
+    sc[to] = send_counts_[to] * static_cast<std::size_t>(d);
+    rc[from] = recv_counts_[from] * static_cast<std::size_t>(d);
+    comm.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>() + recv_off[from] * static_cast<std::size_t>(d), rc);
+  }
+  return recv.narrow(0, 0, n_halo_).to(device_, h.scalar_type());
 }
 
 at::Tensor Evaluator::logits(const model::Gnn& model) {

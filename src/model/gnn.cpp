@@ -1,8 +1,10 @@
 // GCN, GraphSAGE-mean, GIN and MLP over batches of disjoint subgraphs (see gnn.h).
 //
-// Aggregation is an edge-list gather/scatter (index_select + index_add) so the same code
-// runs the block-diagonal training batch and the rectangular inference block (local rows x
-// local + halo columns), on any device, with autograd.
+// A batch's aggregation is one sparse-dense product (SpMM) of the block's adjacency, a COO
+// matrix [num_dst, num_src] with one value per edge, and the node features: LibTorch's
+// sparse mm (cuSPARSE on CUDA) with autograd, so memory is O(edges) for the matrix plus the
+// dense inputs and outputs, never a gathered message per edge (O(edges x width); DESIGN.md
+// 11). Full-neighbourhood inference uses the CSR kernel of spmm.h instead.
 #include "dpgnn/model/gnn.h"
 
 #include <ATen/ATen.h>
@@ -28,20 +30,26 @@ at::Tensor gcn_edge_weights(const GraphBlock& b, c10::ScalarType dtype) {
   return inv_dst.index_select(0, b.dst) * inv_src.index_select(0, b.src);
 }
 
+// A [num_dst, num_src] with A[dst_e, src_e] = values[e]: the block's adjacency as a sparse
+// matrix, so that aggregation is one SpMM. Coalesced (sorted by (dst, src)): the product
+// sums each row's entries in one fixed order, whatever the device's kernel.
+at::Tensor block_adjacency(const GraphBlock& b, const at::Tensor& values) {
+  const at::Tensor indices = at::stack({b.dst, b.src});  // [2, E] int64
+  return at::sparse_coo_tensor(indices, values, {b.num_dst, b.num_src}).coalesce();
+}
+
 // D^-1/2 (A+I) D^-1/2 z restricted to the block: z [num_src, d] -> [num_dst, d].
 at::Tensor gcn_aggregate(const at::Tensor& z, const GraphBlock& b) {
   const at::Tensor self_w = (b.deg_dst.to(z.scalar_type()) + 1.0).reciprocal();  // [num_dst]
   at::Tensor out = z.narrow(0, 0, b.num_dst) * self_w.unsqueeze(1);
   if (b.num_edges() == 0) return out;
-  const at::Tensor msgs = z.index_select(0, b.src) * gcn_edge_weights(b, z.scalar_type()).unsqueeze(1);
-  return out.index_add(0, b.dst, msgs);  // [num_dst, d]
+  return out + at::mm(block_adjacency(b, gcn_edge_weights(b, z.scalar_type())), z);  // [num_dst, d]
 }
 
 // sum over in-neighbours: h [num_src, d] -> [num_dst, d].
 at::Tensor sum_aggregate(const at::Tensor& h, const GraphBlock& b) {
-  at::Tensor out = at::zeros({b.num_dst, h.size(1)}, h.options());
-  if (b.num_edges() == 0) return out;
-  return out.index_add(0, b.dst, h.index_select(0, b.src));
+  if (b.num_edges() == 0) return at::zeros({b.num_dst, h.size(1)}, h.options());
+  return at::mm(block_adjacency(b, at::ones({b.num_edges()}, h.options())), h);
 }
 
 // mean over in-neighbours (0 for a node without neighbours), divided by deg_dst.

@@ -2,9 +2,9 @@
 //
 // A 3-million-entry graph at width 256 is evaluated in a child process whose address space
 // (RLIMIT_AS) is capped at what it already maps plus 1.5 GB: the evaluator's CSR SpMM fits
-// (its peak is O(nodes x width)), while the edge-list forward that materialises one message
-// per CSR entry (3M x 256 floats = 3 GB) must fail under the same cap, which shows the cap
-// is tight enough to catch a return of the per-entry messages.
+// (its peak is O(nodes x width)), while the gather/scatter that materialises one message
+// per CSR entry (3M x 256 floats = 3 GB; what the forward did before the SpMM) must fail
+// under the same cap, which shows the cap is tight enough to catch a return of it.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -127,10 +127,12 @@ TEST(InferenceMemory, TheSpmmEvaluatorFitsACapThatTheEdgeListForwardExceeds) {
         dst.push_back(i);
         src.push_back(u);
       }
-    const std::vector<double> deg(s.degrees.begin(), s.degrees.end());
-    const auto block = model::make_block_with_degrees(dst, src, kNodes, kNodes, deg, deg, c10::kCPU);
+    // The gather/scatter form that batches and inference used before the SpMM (one message
+    // row per entry), written out here since no production code path builds it any more.
     const at::Tensor x = torch::from_blob(const_cast<float*>(s.features.data()), {kNodes, kWidth}, torch::kFloat32);
-    gcn().forward_full(x, block);
+    const at::Tensor d = torch::tensor(dst, torch::kInt64), sr = torch::tensor(src, torch::kInt64);
+    const at::Tensor msgs = x.index_select(0, sr);  // [entries, width]
+    at::zeros({kNodes, kWidth}, x.options()).index_add_(0, d, msgs);
   });
   EXPECT_EQ(edge_list, 3) << "the cap no longer catches O(entries x width) memory: lower kBudget or grow the graph";
 }

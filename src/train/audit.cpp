@@ -331,8 +331,16 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
       throw UsageError(out.string() + ": the audit directory is not empty; choose another --out");
     fs::create_directories(data_dir);
     const graph::Dataset original = graph::read_dataset(cfg.data.dataset);
-    if (original.meta.num_features + opt.canaries > graph::kMaxNodes)
-      throw UsageError("dpgnn audit: too many canaries for the dataset's id range");
+    // N canary columns on every node: refuse a feature matrix that would not fit (the audit is
+    // for graphs like Cora; docs/audit.md "Limits").
+    const double bytes = 4.0 * static_cast<double>(original.meta.num_nodes + opt.canaries) *
+                         static_cast<double>(original.meta.num_features + opt.canaries);
+    if (bytes > 4.0 * (1ULL << 30) || original.meta.num_nodes + opt.canaries > graph::kMaxNodes)
+      throw UsageError("dpgnn audit: " + std::to_string(opt.canaries) + " canaries on " + cfg.data.dataset + " (" +
+                       std::to_string(original.meta.num_nodes) + " nodes, " +
+                       std::to_string(original.meta.num_features) + " features) need a feature matrix of " +
+                       std::to_string(static_cast<std::int64_t>(bytes / (1 << 20))) +
+                       " MiB (limit 4 GiB); use fewer --canaries or a smaller graph");
     f0 = original.meta.num_features;
     coins = secret_coins(opt.canaries);
     graph::write_dataset(with_canaries(original, coins, opt.canary_scale), dataset_path);

@@ -96,7 +96,8 @@ void add_audit_command(CLI::App& root, Registry& registry) {
                     << "% confidence\n"
                     << r.canaries << " canaries (" << r.included << " included), " << r.guesses << " guesses ("
                     << r.positive_guesses << " included, " << r.guesses - r.positive_guesses << " excluded), "
-                    << r.correct << " correct; best of " << r.candidates << " guess counts (union bound)\n";
+                    << r.correct << " correct; best of " << r.candidates << " guess counts (union bound)\n"
+                    << "audited run trained with " << r.optimizer << " (docs/audit.md)\n";
           if (r.is_private && r.epsilon_lower_bound > r.epsilon)
             std::cout << "THE LOWER BOUND EXCEEDS THE CLAIMED EPSILON: the privacy guarantee is broken (a bug)\n";
         }

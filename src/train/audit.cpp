@@ -296,7 +296,8 @@ nlohmann::json audit_json(const AuditResult& r) {
                       {"steps", r.run.steps},
                       {"subgraphs", r.run.subgraphs},
                       {"batch_size", r.run.batch_size},
-                      {"noise_multiplier", r.run.noise_multiplier}};
+                      {"noise_multiplier", r.run.noise_multiplier},
+                      {"optimizer", r.optimizer}};
   if (!r.is_private) j["epsilon"] = nullptr;  // no claim to check
   return j;
 }
@@ -329,8 +330,16 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
       throw UsageError(out.string() + ": the audit directory is not empty; choose another --out");
     fs::create_directories(data_dir);
     const graph::Dataset original = graph::read_dataset(cfg.data.dataset);
-    if (original.meta.num_features + opt.canaries > graph::kMaxNodes)
-      throw UsageError("dpgnn audit: too many canaries for the dataset's id range");
+    // N canary columns on every node: refuse a feature matrix that would not fit (the audit is
+    // for graphs like Cora; docs/audit.md "Limits").
+    const double bytes = 4.0 * static_cast<double>(original.meta.num_nodes + opt.canaries) *
+                         static_cast<double>(original.meta.num_features + opt.canaries);
+    if (bytes > 4.0 * (1ULL << 30) || original.meta.num_nodes + opt.canaries > graph::kMaxNodes)
+      throw UsageError("dpgnn audit: " + std::to_string(opt.canaries) + " canaries on " + cfg.data.dataset + " (" +
+                       std::to_string(original.meta.num_nodes) + " nodes, " +
+                       std::to_string(original.meta.num_features) + " features) need a feature matrix of " +
+                       std::to_string(static_cast<std::int64_t>(bytes / (1 << 20))) +
+                       " MiB (limit 4 GiB); use fewer --canaries or a smaller graph");
     f0 = original.meta.num_features;
     coins = secret_coins(opt.canaries);
     graph::write_dataset(with_canaries(original, coins, opt.canary_scale), dataset_path);
@@ -349,6 +358,16 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
 
   // ---- the ordinary training run on it ------------------------------------------------------
   Config run_cfg = cfg;
+  // Plain SGD for the audited run (docs/audit.md, "Why SGD"): Adam divides every coordinate
+  // by its noise level, so the noise alone moves each weight by about lr per step; the
+  // canaries' activations then drift far from the initial model, their softmax saturates and
+  // the shared weights take half their clipped gradient, which cut the measured signal in
+  // half on Cora. The optimiser only post-processes the noisy gradient sum, so the
+  // accountant's epsilon is the same.
+  if (run_cfg.train.optimizer == "adam") {
+    run_cfg.train.optimizer = "sgd";
+    run_cfg.train.momentum = 0.0;
+  }
   run_cfg.data.dataset = dataset_path;
   run_cfg.data.partition = partition_path;
   TrainOptions to;
@@ -363,6 +382,7 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
   res.delta = cfg.privacy.delta;
   res.confidence = opt.confidence;
   res.canaries = opt.canaries;
+  res.optimizer = run_cfg.train.optimizer;
 
   // ---- score and bound (rank 0: the white-box final-model attacker) --------------------------
   double numbers[7] = {0, 0, 0, 0, 0, 0, 0};

@@ -94,6 +94,9 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   EXPECT_EQ(summary.at("epsilon").get<double>(), priv.epsilon);
   EXPECT_EQ(summary.at("epsilon_lower_bound").get<double>(), priv.epsilon_lower_bound);
   EXPECT_TRUE(testing::read_json(tmp.file("gcn") + "/audit.json").at("epsilon").is_null());
+  // The config's default Adam is replaced by plain SGD for the audited run (docs/audit.md).
+  EXPECT_EQ(priv.optimizer, "sgd");
+  EXPECT_EQ(summary.at("optimizer").get<std::string>(), "sgd");
 }
 
 TEST(Audit, CanariesAreIsolatedTrainingNodesWithTheirOwnFeatureColumn) {

@@ -15,7 +15,9 @@
 //   "present" vs "absent"), and since only canary i is non-zero in column F+i, only its
 //   gradient (and the noise) moves column F+i of the first layer's weights.
 // Training: the ordinary run_training on the augmented dataset (same sampler, clipping,
-//   noise, all-reduce, accountant); the claimed epsilon is that run's accountant's.
+//   noise, all-reduce, accountant); the claimed epsilon is that run's accountant's. Adam is
+//   replaced by plain SGD (same lr): Adam's per-coordinate scaling lets the noise drag the
+//   canaries' activations far from the initial model, which halves the attack's signal.
 // Threat model: white-box, final model. The auditor knows the design, the public train.seed
 //   (hence the initial weights), and the final parameters (model.h5); not the coins, not
 //   the batches, not the noise. Score of canary i: the displacement of its columns from
@@ -64,6 +66,7 @@ struct AuditResult {
   std::int64_t positive_guesses = 0;
   std::int64_t correct = 0;         // v of the best candidate
   std::int64_t candidates = 0;      // guess counts tried (union bound over them)
+  std::string optimizer;            // of the audited run: sgd when the config says adam
 };
 
 // Builds the canary dataset (and partition, when the config has one) at rank 0, trains on it

@@ -89,8 +89,9 @@ TEST(Corruption, PartitionAndSampleRejectEveryDatasetCopyThatInfoRejectsAndNothi
                                  << ") but partition exits " << part.exit_code << "\n" << part.output;
       EXPECT_TRUE(refused(sample)) << "variant " << i << ": info rejects (" << info.output
                                    << ") but sample exits " << sample.exit_code << "\n" << sample.output;
-      if (refused(part) && part.exit_code == 3)
+      if (refused(part) && part.exit_code == 3) {
         EXPECT_NE(part.output.find(copy), std::string::npos) << "the message names the file: " << part.output;
+      }
     }
   }
   std::cout << "of 60 corrupted copies: info rejects " << info_rejects << ", partition " << part_rejects

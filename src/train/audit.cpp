@@ -24,6 +24,7 @@
 #include "dpgnn/privacy/audit_bound.h"
 #include "dpgnn/train/noise.h"
 #include "dpgnn/util/error.h"
+#include "methods/method.h"
 #include "dpgnn/util/hdf5.h"
 #include "dpgnn/util/secure_rng.h"
 
@@ -86,18 +87,7 @@ graph::Dataset with_canaries(const graph::Dataset& d, const std::vector<std::uin
 // The model the trainer builds for this config and dataset (trainer.cpp "model, optimiser"):
 // same architecture rule and the public init seed, so its parameters are the initial ones.
 model::Gnn initial_model(const Config& cfg, const graph::DatasetMeta& meta) {
-  const Method method = cfg.method_enum();
-  model::ModelConfig mc;
-  mc.arch = (method == Method::kMlp || method == Method::kDpMlp) ? model::Arch::kMlp : model::parse_arch(cfg.model.arch);
-  mc.layers = cfg.model.layers;
-  mc.hidden = cfg.model.hidden;
-  mc.in_features = static_cast<int>(meta.num_features);
-  mc.num_classes = static_cast<int>(meta.num_classes);
-  mc.activation = model::parse_activation(cfg.model.activation);
-  mc.dropout = cfg.model.dropout;
-  mc.multilabel = meta.multilabel;
-  mc.validate();
-  return model::Gnn(mc, cfg.train.seed, c10::kCPU);
+  return model::Gnn(methods::model_config(cfg, meta), cfg.train.seed, c10::kCPU);
 }
 
 // The released parameters (model.h5, one dataset per parameter name) into `net`.

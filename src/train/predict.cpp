@@ -13,26 +13,11 @@
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
 #include "evaluator.h"
+#include "methods/method.h"
 
 namespace dpgnn::train {
 namespace fs = std::filesystem;
 namespace {
-
-// The model the trainer builds for this config and dataset (trainer.cpp, "model, optimiser").
-model::ModelConfig model_config(const Config& cfg, const graph::DatasetMeta& meta) {
-  const Method method = cfg.method_enum();
-  model::ModelConfig mc;
-  mc.arch = (method == Method::kMlp || method == Method::kDpMlp) ? model::Arch::kMlp : model::parse_arch(cfg.model.arch);
-  mc.layers = cfg.model.layers;
-  mc.hidden = cfg.model.hidden;
-  mc.in_features = static_cast<int>(meta.num_features);
-  mc.num_classes = static_cast<int>(meta.num_classes);
-  mc.activation = model::parse_activation(cfg.model.activation);
-  mc.dropout = cfg.model.dropout;
-  mc.multilabel = meta.multilabel;
-  mc.validate();
-  return mc;
-}
 
 // Reads model.h5's parameters (written by write_model_file) into `net`, checking each shape.
 void load_parameters(const std::string& path, model::Gnn& net) {
@@ -83,7 +68,7 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   const auto& meta = shard.meta;
   // Prediction runs on the CPU: it needs no GPU, and CPU results are what the tests pin.
   const c10::Device device(c10::kCPU);
-  model::Gnn net(model_config(cfg, meta), cfg.train.seed, device);
+  model::Gnn net(methods::model_config(cfg, meta), cfg.train.seed, device);
   load_parameters(model_path, net);
 
   Evaluator evaluator(shard, comm, device);

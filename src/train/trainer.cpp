@@ -298,17 +298,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   }
 
   // ---- model, optimiser, evaluator --------------------------------------------------------
-  model::ModelConfig mc;
-  mc.arch = spec.arch(cfg);
-  mc.layers = cfg.model.layers;
-  mc.hidden = cfg.model.hidden;
-  mc.in_features = static_cast<int>(meta.num_features);
-  mc.num_classes = static_cast<int>(meta.num_classes);
-  mc.activation = model::parse_activation(cfg.model.activation);
-  mc.dropout = cfg.model.dropout;
-  mc.multilabel = meta.multilabel;
-  mc.validate();
-  model::Gnn net(mc, cfg.train.seed, device);
+  model::Gnn net(methods::model_config(cfg, meta), cfg.train.seed, device);
   model::OptimizerConfig oc;
   oc.type = model::parse_optimizer(cfg.train.optimizer);
   oc.lr = cfg.train.lr;

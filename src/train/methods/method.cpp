@@ -37,4 +37,18 @@ const MethodSpec& method_spec(Method m) {
   return detail::drw_spec();  // unreachable: every enumerator is listed above
 }
 
+model::ModelConfig model_config(const Config& c, const graph::DatasetMeta& meta) {
+  model::ModelConfig mc;
+  mc.arch = method_spec(c.method_enum()).arch(c);
+  mc.layers = c.model.layers;
+  mc.hidden = c.model.hidden;
+  mc.in_features = static_cast<int>(meta.num_features);
+  mc.num_classes = static_cast<int>(meta.num_classes);
+  mc.activation = model::parse_activation(c.model.activation);
+  mc.dropout = c.model.dropout;
+  mc.multilabel = meta.multilabel;
+  mc.validate();
+  return mc;
+}
+
 }  // namespace dpgnn::train::methods

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dpgnn/graph/dataset.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/privacy/mechanism.h"
 #include "dpgnn/sampling/sampler.h"
@@ -63,6 +64,11 @@ class MethodSpec {
 
 // The method a config names (static instances; never null).
 const MethodSpec& method_spec(Method m);
+
+// The model the trainer builds for `c` on a dataset described by `meta` (the method's
+// architecture rule, the config's sizes); validated. Shared by train, predict and audit so
+// that a saved model.h5 and an audit's initial weights match the trained model exactly.
+model::ModelConfig model_config(const Config& c, const graph::DatasetMeta& meta);
 
 // One accessor per method file (the registry in method.cpp maps Method to these).
 namespace detail {

@@ -19,17 +19,6 @@
 #include "dpgnn/util/log.h"
 
 namespace dpgnn::cli {
-namespace {
-
-bool launcher_rank_is_zero() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
-
-}  // namespace
 
 void add_audit_command(CLI::App& root, Registry& registry) {
   struct Options {

@@ -15,18 +15,6 @@
 #include "dpgnn/util/log.h"
 
 namespace dpgnn::cli {
-namespace {
-
-// The launcher's rank before MPI is up (as cmd_train.cpp), to print an error once.
-bool launcher_rank_is_zero_for_predict() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
-
-}  // namespace
 
 void add_predict_command(CLI::App& root, Registry& registry) {
   struct Options {
@@ -52,7 +40,7 @@ void add_predict_command(CLI::App& root, Registry& registry) {
       if (!std::filesystem::exists(p))
         throw CollectiveError("dpgnn predict: " + p.string() +
                                   " does not exist (--run must be a finished training run directory)",
-                              kExitUsage, launcher_rank_is_zero_for_predict());
+                              kExitUsage, launcher_rank_is_zero());
     }
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });

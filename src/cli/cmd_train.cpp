@@ -24,15 +24,6 @@
 namespace dpgnn::cli {
 namespace {
 
-// The launcher's rank before MPI is up, to print a config error once.
-bool launcher_rank_is_zero() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return std::string(v) == "0";
-  }
-  return true;
-}
-
 // The sampler and accountant a method is paired with (DESIGN.md 3); the accountant's name is
 // the trainer's own (train::accountant_name).
 std::string pairing_of(const train::Config& c) {

@@ -7,10 +7,22 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace dpgnn::cli {
+
+// Whether this process is the launcher's rank 0, read before MPI is up (mpirun, PMI, PMIx,
+// srun variables; a plain run is rank 0): the MPI subcommands print a start-up error once.
+inline bool launcher_rank_is_zero() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return std::string(v) == "0";
+  }
+  return true;
+}
 
 using Action = std::function<int()>;
 

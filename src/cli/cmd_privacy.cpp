@@ -5,6 +5,10 @@
 //   dpgnn privacy --scheme poisson --sampling-rate q --noise-multiplier x --steps T --delta d --json
 //   dpgnn privacy --scheme dpgnn --dataset-size N --batch-size m --max-degree K --layers r
 //                 --noise-multiplier x --steps T --delta d --json
+//   dpgnn privacy --scheme groupwor --dataset-size n --batch-size m --group-size g
+//                 --noise-multiplier x --steps T --delta d --json
+//   dpgnn privacy --scheme exponential|laplace --noise-multiplier x --steps T --delta d --json
+//                 (T = the number of selections / Laplace-noised values)
 // --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
 // --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
 // steps. All arithmetic lives in privacy/ (standard library only); this file only parses,
@@ -34,7 +38,7 @@ namespace pv = dpgnn::privacy;
 
 struct PrivacyOptions {
   std::string scheme;
-  std::optional<std::int64_t> dataset_size, batch_size, max_degree, layers, steps;
+  std::optional<std::int64_t> dataset_size, batch_size, max_degree, layers, group_size, steps;
   std::optional<double> sampling_rate, noise_multiplier, target_epsilon, delta;
   std::string conversion = "balle";
   std::string orders;
@@ -45,8 +49,11 @@ std::string neighbouring_relation(pv::Scheme s) {
   switch (s) {
     case pv::Scheme::kWor: return "replace-one";
     case pv::Scheme::kDpGnn: return "node-level add/remove (node with its edges)";
+    case pv::Scheme::kGroupWor: return "replace-one, a unit in at most g examples";
     case pv::Scheme::kPoisson:
     case pv::Scheme::kGaussian: return "add/remove";
+    case pv::Scheme::kExponential: return "any, with utility sensitivity Delta";
+    case pv::Scheme::kLaplace: return "any, with sensitivity Delta";
   }
   return "";
 }
@@ -55,10 +62,20 @@ std::string sensitivity_text(pv::Scheme s) {
   switch (s) {
     case pv::Scheme::kWor: return "2C";
     case pv::Scheme::kDpGnn: return "2C*N(K,r)";
+    case pv::Scheme::kGroupWor: return "2C*g";
     case pv::Scheme::kPoisson:
     case pv::Scheme::kGaussian: return "C";
+    case pv::Scheme::kExponential:
+    case pv::Scheme::kLaplace: return "Delta";
   }
   return "";
+}
+
+// What the noise multiplier multiplies: the Gaussian's std, or the Gumbel / Laplace scale.
+std::string noise_name(pv::Scheme s) {
+  if (s == pv::Scheme::kExponential) return "Gumbel scale";
+  if (s == pv::Scheme::kLaplace) return "Laplace scale";
+  return "sigma";
 }
 
 void forbid(bool given, const std::string& option, const std::string& scheme) {
@@ -77,8 +94,8 @@ pv::Mechanism mechanism_from(const PrivacyOptions& o) {
     try {
       return pv::parse_scheme(o.scheme);
     } catch (const std::invalid_argument&) {
-      throw UsageError("privacy: --scheme must be one of wor, poisson, dpgnn, gaussian; got '" +
-                       o.scheme + "'");
+      throw UsageError("privacy: --scheme must be one of wor, poisson, dpgnn, groupwor, "
+                       "gaussian, exponential, laplace; got '" + o.scheme + "'");
     }
   }();
   const double z = o.noise_multiplier.value_or(1.0);
@@ -90,14 +107,19 @@ pv::Mechanism mechanism_from(const PrivacyOptions& o) {
                        " contradicts --batch-size / --dataset-size = " +
                        std::to_string(m.sampling_rate));
   };
+  if (scheme != pv::Scheme::kGroupWor) forbid(o.group_size.has_value(), "--group-size", s);
   switch (scheme) {
     case pv::Scheme::kGaussian:
+    case pv::Scheme::kExponential:
+    case pv::Scheme::kLaplace:
       forbid(o.dataset_size.has_value(), "--dataset-size", s);
       forbid(o.batch_size.has_value(), "--batch-size", s);
       forbid(o.max_degree.has_value(), "--max-degree", s);
       forbid(o.layers.has_value(), "--layers", s);
       if (o.sampling_rate && *o.sampling_rate != 1.0)
-        throw UsageError("privacy: --scheme gaussian samples nothing (--sampling-rate must be 1)");
+        throw UsageError("privacy: --scheme " + s + " samples nothing (--sampling-rate must be 1)");
+      if (scheme == pv::Scheme::kExponential) return pv::Mechanism::exponential(z);
+      if (scheme == pv::Scheme::kLaplace) return pv::Mechanism::laplace(z);
       return pv::Mechanism::gaussian(z);
     case pv::Scheme::kWor: {
       need(o.dataset_size.has_value(), "--dataset-size", s);
@@ -130,6 +152,17 @@ pv::Mechanism mechanism_from(const PrivacyOptions& o) {
       need(o.layers.has_value(), "--layers", s);
       const pv::Mechanism m =
           pv::Mechanism::dpgnn(*o.dataset_size, *o.batch_size, *o.max_degree, *o.layers, z);
+      check_rate_consistent(m);
+      return m;
+    }
+    case pv::Scheme::kGroupWor: {
+      need(o.dataset_size.has_value(), "--dataset-size", s);
+      need(o.batch_size.has_value(), "--batch-size", s);
+      need(o.group_size.has_value(), "--group-size", s);
+      forbid(o.max_degree.has_value(), "--max-degree", s);
+      forbid(o.layers.has_value(), "--layers", s);
+      const pv::Mechanism m =
+          pv::Mechanism::group_wor(*o.dataset_size, *o.batch_size, *o.group_size, z);
       check_rate_consistent(m);
       return m;
     }
@@ -202,7 +235,7 @@ int run_privacy(const PrivacyOptions& o) {
       {"num_orders", orders.size()},
   };
   if (mechanism.scheme == pv::Scheme::kWor || mechanism.scheme == pv::Scheme::kDpGnn ||
-      o.dataset_size) {
+      mechanism.scheme == pv::Scheme::kGroupWor || o.dataset_size) {
     j["dataset_size"] = *o.dataset_size;
     j["batch_size"] = *o.batch_size;
   }
@@ -211,6 +244,7 @@ int run_privacy(const PrivacyOptions& o) {
     j["layers"] = mechanism.layers;
     j["n_k_r"] = mechanism.group_size();
   }
+  if (mechanism.scheme == pv::Scheme::kGroupWor) j["group_size"] = mechanism.group_size();
   if (o.target_epsilon) j["target_epsilon"] = *o.target_epsilon;
   if (o.json) {
     std::cout << j.dump() << "\n";
@@ -220,7 +254,8 @@ int run_privacy(const PrivacyOptions& o) {
   out << "scheme " << j["scheme"].get<std::string>() << " (" << j["neighbouring"].get<std::string>()
       << "), sampling rate " << mechanism.sampling_rate;
   if (mechanism.scheme == pv::Scheme::kDpGnn) out << ", N(K,r) = " << mechanism.group_size();
-  out << "\nnoise multiplier " << mechanism.noise_multiplier << " (sigma = "
+  if (mechanism.scheme == pv::Scheme::kGroupWor) out << ", g = " << mechanism.group_size();
+  out << "\nnoise multiplier " << mechanism.noise_multiplier << " (" << noise_name(mechanism.scheme) << " = "
       << mechanism.noise_multiplier << " x " << sensitivity_text(mechanism.scheme) << ")"
       << (mode == "calibrate_noise" ? ", calibrated" : "") << "\n"
       << steps << " steps" << (mode == "max_steps" ? " (the most that fit the target)" : "")
@@ -238,17 +273,22 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
       "privacy", "Privacy accounting: epsilon of a run, or calibrate the noise multiplier");
   app->add_option("--scheme", opt->scheme,
                   "wor (DRW family: m of n without replacement, replace-one), poisson "
-                  "(DP-MLP: rate q, add/remove), dpgnn (node-level DP-GNN), gaussian "
-                  "(no sampling)")
+                  "(DP-MLP: rate q, add/remove), dpgnn (node-level DP-GNN), groupwor (m of n "
+                  "without replacement, a unit in at most g examples), gaussian (no sampling), "
+                  "exponential (one Gumbel-max selection; --steps = selections), laplace (one "
+                  "Laplace-noised value; --steps = values)")
       ->required();
   app->add_option("--dataset-size", opt->dataset_size,
-                  "n: number of subgraphs (wor) or training nodes (dpgnn)");
-  app->add_option("--batch-size", opt->batch_size, "m: batch size (wor, dpgnn)");
+                  "n: number of subgraphs (wor), training nodes (dpgnn) or examples (groupwor)");
+  app->add_option("--batch-size", opt->batch_size, "m: batch size (wor, dpgnn, groupwor)");
+  app->add_option("--group-size", opt->group_size,
+                  "g: the most examples one unit influences (groupwor)");
   app->add_option("--sampling-rate", opt->sampling_rate, "q: Poisson sampling rate in (0, 1]");
   app->add_option("--max-degree", opt->max_degree, "K: in-degree bound (dpgnn)");
   app->add_option("--layers", opt->layers, "r: number of GNN layers (dpgnn)");
   app->add_option("--noise-multiplier", opt->noise_multiplier,
-                  "sigma / sensitivity (2C wor, C poisson/gaussian, 2C*N(K,r) dpgnn)");
+                  "sigma / sensitivity (2C wor, C poisson/gaussian, 2C*N(K,r) dpgnn, 2C*g "
+                  "groupwor); Gumbel or Laplace scale / Delta (exponential, laplace)");
   app->add_option("--target-epsilon", opt->target_epsilon,
                   "calibrate the noise multiplier (or, with --noise-multiplier and no --steps, "
                   "the number of steps) to this epsilon");

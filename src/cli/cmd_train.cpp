@@ -56,6 +56,11 @@ std::string pairing_of(const train::Config& c) {
       return "sampler random disjoint graph splits (s " + std::to_string(c.sampler.splits) +
              ", loss on every node), accountant " + train::accountant_name(m, c.privacy.worst_case) +
              " (sensitivity 2C)";
+    case Method::kDpar:
+      return "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
+             std::to_string(c.dpar.top_k) + ", " + std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) +
+             "% of the budget) then sampler single nodes with their top-K aggregation, accountant " +
+             train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C g, g = most examples one node is in)";
   }
   return "?";
 }

@@ -41,12 +41,29 @@ bool between(double v, double upper, double lower) {
 
 }  // namespace
 
+std::vector<double> events_rdp(const std::vector<AccountantEvent>& events, const std::vector<double>& orders) {
+  std::vector<double> total(orders.size(), 0.0);
+  for (const auto& e : events) {
+    if (e.count < 1) throw std::invalid_argument("an event's count must be >= 1, got " + std::to_string(e.count));
+    const std::vector<double> r = rdp_per_step(e.mechanism, orders);
+    for (std::size_t i = 0; i < r.size(); ++i) total[i] += r[i] * static_cast<double>(e.count);
+  }
+  return total;
+}
+
 NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int64_t steps,
                                             double target_epsilon, double delta,
                                             const CalibrationOptions& options) {
+  if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
+  return calibrate_events(
+      [&](double z) { return std::vector<AccountantEvent>{{sampling.with_noise_multiplier(z), steps}}; },
+      target_epsilon, delta, options);
+}
+
+NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEvent>(double)>& events_at,
+                                  double target_epsilon, double delta, const CalibrationOptions& options) {
   check_target(target_epsilon);
   validate_delta(delta);
-  if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
   const std::vector<double> orders = options.orders.empty() ? default_orders() : options.orders;
   validate_orders(orders);
   const double z_min = options.min_noise_multiplier, z_max = options.max_noise_multiplier;
@@ -56,9 +73,12 @@ NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int6
   if (!(options.relative_tolerance > 0.0))
     throw std::invalid_argument("calibration relative_tolerance must be > 0");
 
+  if (!options.prior_rdp.empty() && options.prior_rdp.size() != orders.size())
+    throw std::invalid_argument("calibration prior_rdp has " + std::to_string(options.prior_rdp.size()) +
+                                " values for " + std::to_string(orders.size()) + " orders");
   auto evaluate = [&](double z) {
-    std::vector<double> rdp = rdp_per_step(sampling.with_noise_multiplier(z), orders);
-    for (double& r : rdp) r *= static_cast<double>(steps);
+    std::vector<double> rdp = events_rdp(events_at(z), orders);
+    for (std::size_t i = 0; i < options.prior_rdp.size(); ++i) rdp[i] += options.prior_rdp[i];
     return epsilon_from_rdp(orders, rdp, delta, options.conversion);
   };
 
@@ -86,10 +106,10 @@ NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int6
       e_lo = e_hi;
       if (hi >= z_max)
         throw std::invalid_argument(
-            "target epsilon " + fmt(target_epsilon) + " at delta " + fmt(delta) + " over " +
-            std::to_string(steps) + " steps is unreachable: even noise_multiplier " + fmt(z_max) +
+            "target epsilon " + fmt(target_epsilon) + " at delta " + fmt(delta) +
+            " is unreachable: even noise_multiplier " + fmt(z_max) +
             " gives epsilon " + fmt(e_hi.epsilon) +
-            " (the target is too small for this many steps and these Rényi orders)");
+            " (the target is too small for this many steps, the budget already spent, and these Rényi orders)");
       hi = std::min(z_max, hi * 2.0);
       e_hi = evaluate(hi);
       if (e_hi.epsilon > e_lo.epsilon + 1e-12 * e_lo.epsilon)

@@ -1,6 +1,6 @@
-// Validated description of one private step (see mechanism.h), its exact text form, and
-// N(K, r) of Daigavane et al. (Sec. 4: a node reaches at most sum_{i<=r} K^i training
-// nodes through r layers of in-degree-capped message passing).
+// Validated description of one private step or release (see mechanism.h), its exact text
+// form, and N(K, r) of Daigavane et al. (Sec. 4: a node reaches at most sum_{i<=r} K^i
+// training nodes through r layers of in-degree-capped message passing).
 #include "dpgnn/privacy/mechanism.h"
 
 #include <cerrno>
@@ -64,6 +64,9 @@ std::string scheme_name(Scheme scheme) {
     case Scheme::kWor: return "wor";
     case Scheme::kPoisson: return "poisson";
     case Scheme::kDpGnn: return "dpgnn";
+    case Scheme::kExponential: return "exponential";
+    case Scheme::kLaplace: return "laplace";
+    case Scheme::kGroupWor: return "groupwor";
   }
   throw std::logic_error("scheme_name: unknown scheme");
 }
@@ -73,8 +76,12 @@ Scheme parse_scheme(const std::string& name) {
   if (name == "wor") return Scheme::kWor;
   if (name == "poisson") return Scheme::kPoisson;
   if (name == "dpgnn") return Scheme::kDpGnn;
-  throw std::invalid_argument("scheme must be one of gaussian, wor, poisson, dpgnn; got '" +
-                              name + "'");
+  if (name == "exponential") return Scheme::kExponential;
+  if (name == "laplace") return Scheme::kLaplace;
+  if (name == "groupwor") return Scheme::kGroupWor;
+  throw std::invalid_argument(
+      "scheme must be one of gaussian, wor, poisson, dpgnn, exponential, laplace, groupwor; "
+      "got '" + name + "'");
 }
 
 std::int64_t neighbourhood_bound(std::int64_t max_degree, std::int64_t layers) {
@@ -161,6 +168,44 @@ Mechanism Mechanism::dpgnn(std::int64_t dataset_size, std::int64_t batch_size,
   return m;
 }
 
+Mechanism Mechanism::group_wor(std::int64_t dataset_size, std::int64_t batch_size,
+                               std::int64_t group_bound, double noise_multiplier) {
+  // Daigavane et al., Theorem 1 with the group size g in place of N(K, r): rho ~
+  // Hypergeometric(n, g, m) needs 1 <= g <= n (as rdp_dpgnn checks).
+  check_sizes("groupwor", dataset_size, batch_size);
+  if (group_bound < 1 || group_bound > dataset_size)
+    throw std::invalid_argument("groupwor: group_bound (g) must be in [1, dataset_size = " +
+                                std::to_string(dataset_size) + "], got " +
+                                std::to_string(group_bound));
+  check_noise(noise_multiplier);
+  Mechanism m;
+  m.scheme = Scheme::kGroupWor;
+  m.noise_multiplier = noise_multiplier;
+  m.dataset_size = dataset_size;
+  m.batch_size = batch_size;
+  m.sampling_rate = static_cast<double>(batch_size) / static_cast<double>(dataset_size);
+  m.group_bound = group_bound;
+  return m;
+}
+
+Mechanism Mechanism::exponential(double noise_multiplier) {
+  check_noise(noise_multiplier);
+  Mechanism m;
+  m.scheme = Scheme::kExponential;
+  m.noise_multiplier = noise_multiplier;
+  m.sampling_rate = 1.0;
+  return m;
+}
+
+Mechanism Mechanism::laplace(double noise_multiplier) {
+  check_noise(noise_multiplier);
+  Mechanism m;
+  m.scheme = Scheme::kLaplace;
+  m.noise_multiplier = noise_multiplier;
+  m.sampling_rate = 1.0;
+  return m;
+}
+
 Mechanism Mechanism::with_noise_multiplier(double noise_multiplier) const {
   check_noise(noise_multiplier);
   Mechanism m = *this;
@@ -169,13 +214,17 @@ Mechanism Mechanism::with_noise_multiplier(double noise_multiplier) const {
 }
 
 std::int64_t Mechanism::group_size() const {
-  return scheme == Scheme::kDpGnn ? neighbourhood_bound(max_degree, layers) : 1;
+  if (scheme == Scheme::kDpGnn) return neighbourhood_bound(max_degree, layers);
+  if (scheme == Scheme::kGroupWor) return group_bound;
+  return 1;
 }
 
 std::string Mechanism::to_string() const {
   std::string s = scheme_name(scheme);
   switch (scheme) {
-    case Scheme::kGaussian: break;
+    case Scheme::kGaussian:
+    case Scheme::kExponential:
+    case Scheme::kLaplace: break;
     case Scheme::kWor:
       s += " n=" + std::to_string(dataset_size) + " m=" + std::to_string(batch_size);
       break;
@@ -183,6 +232,10 @@ std::string Mechanism::to_string() const {
     case Scheme::kDpGnn:
       s += " n=" + std::to_string(dataset_size) + " m=" + std::to_string(batch_size) +
            " K=" + std::to_string(max_degree) + " r=" + std::to_string(layers);
+      break;
+    case Scheme::kGroupWor:
+      s += " n=" + std::to_string(dataset_size) + " m=" + std::to_string(batch_size) +
+           " g=" + std::to_string(group_bound);
       break;
   }
   return s + " z=" + fmt_double(noise_multiplier);
@@ -210,10 +263,13 @@ Mechanism Mechanism::parse(const std::string& text) {
     case Scheme::kWor: expected = {"m", "n", "z"}; break;
     case Scheme::kPoisson: expected = {"q", "z"}; break;
     case Scheme::kDpGnn: expected = {"K", "m", "n", "r", "z"}; break;
+    case Scheme::kExponential:
+    case Scheme::kLaplace: expected = {"z"}; break;
+    case Scheme::kGroupWor: expected = {"g", "m", "n", "z"}; break;
   }
   std::vector<std::string> got;
   for (const auto& [k, v] : kv) got.push_back(k);
-  // std::map iterates keys sorted ("K" < "m" < "n" < "q" < "r" < "z" in ASCII).
+  // std::map iterates keys sorted ("K" < "g" < "m" < "n" < "q" < "r" < "z" in ASCII).
   if (got != expected) {
     std::string want;
     for (const auto& k : expected) want += (want.empty() ? "" : ", ") + k;
@@ -229,6 +285,11 @@ Mechanism Mechanism::parse(const std::string& text) {
     case Scheme::kDpGnn:
       return dpgnn(parse_int_exact("n", kv["n"]), parse_int_exact("m", kv["m"]),
                    parse_int_exact("K", kv["K"]), parse_int_exact("r", kv["r"]), z);
+    case Scheme::kExponential: return exponential(z);
+    case Scheme::kLaplace: return laplace(z);
+    case Scheme::kGroupWor:
+      return group_wor(parse_int_exact("n", kv["n"]), parse_int_exact("m", kv["m"]),
+                       parse_int_exact("g", kv["g"]), z);
   }
   throw std::logic_error("Mechanism::parse: unknown scheme");
 }
@@ -236,13 +297,15 @@ Mechanism Mechanism::parse(const std::string& text) {
 bool Mechanism::operator==(const Mechanism& o) const {
   return scheme == o.scheme && noise_multiplier == o.noise_multiplier &&
          dataset_size == o.dataset_size && batch_size == o.batch_size &&
-         sampling_rate == o.sampling_rate && max_degree == o.max_degree && layers == o.layers;
+         sampling_rate == o.sampling_rate && max_degree == o.max_degree && layers == o.layers &&
+         group_bound == o.group_bound;
 }
 
 bool Mechanism::operator<(const Mechanism& o) const {
   return std::tie(scheme, noise_multiplier, dataset_size, batch_size, sampling_rate, max_degree,
-                  layers) < std::tie(o.scheme, o.noise_multiplier, o.dataset_size, o.batch_size,
-                                     o.sampling_rate, o.max_degree, o.layers);
+                  layers, group_bound) < std::tie(o.scheme, o.noise_multiplier, o.dataset_size,
+                                                  o.batch_size, o.sampling_rate, o.max_degree,
+                                                  o.layers, o.group_bound);
 }
 
 }  // namespace dpgnn::privacy

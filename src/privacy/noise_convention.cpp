@@ -14,12 +14,21 @@ double sensitivity(Scheme scheme, double clip, std::int64_t group_size) {
     throw std::invalid_argument("clip norm C must be a finite number > 0, got " +
                                 detail::format_double(clip));
   if (group_size < 1)
-    throw std::invalid_argument("group size N(K, r) must be >= 1, got " +
+    throw std::invalid_argument("group size (N(K, r) or g) must be >= 1, got " +
                                 std::to_string(group_size));
   switch (scheme) {
     case Scheme::kWor: return 2.0 * clip;  // replace-one: |g - g'| <= 2C
     case Scheme::kPoisson:
     case Scheme::kGaussian: return clip;  // add/remove: |g| <= C
+    case Scheme::kExponential:
+    case Scheme::kLaplace:
+      // `clip` is the sensitivity Delta itself: of each utility (exponential mechanism,
+      // Gumbel scale beta = z Delta) or of the coordinate (Laplace scale b = z Delta).
+      return clip;
+    case Scheme::kGroupWor:
+      // Daigavane et al., Theorem 1 with group size g: a unit changes at most g clipped
+      // terms, each by at most 2C.
+      return 2.0 * clip * static_cast<double>(group_size);
     case Scheme::kDpGnn:
       // Daigavane et al., Theorem 1: a node changes at most N(K, r) clipped terms, each by
       // at most 2C.

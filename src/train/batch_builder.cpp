@@ -9,7 +9,8 @@
 namespace dpgnn::train {
 
 model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
-                         const partition::Shard& shard, c10::Device device) {
+                         const partition::Shard& shard, c10::Device device,
+                         const std::unordered_map<std::int64_t, std::vector<float>>* example_features) {
   const auto& meta = shard.meta;
   const std::int64_t F = meta.num_features;
   std::vector<std::int64_t> node_ptr{0}, root, node_key, edge_dst, edge_src, y_single;
@@ -72,8 +73,14 @@ model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartS
   const auto n = static_cast<std::int64_t>(rows.size());
   at::Tensor x = torch::empty({n, F}, torch::kFloat32);
   float* xp = x.data_ptr<float>();
-  for (std::int64_t i = 0; i < n; ++i)
-    std::memcpy(xp + i * F, shard.features.data() + rows[i] * F, static_cast<std::size_t>(F) * sizeof(float));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* src = shard.features.data() + rows[i] * F;
+    if (example_features != nullptr && !example_features->empty()) {
+      const auto it = example_features->find(rows[i]);
+      if (it != example_features->end()) src = it->second.data();
+    }
+    std::memcpy(xp + i * F, src, static_cast<std::size_t>(F) * sizeof(float));
+  }
   if (device != c10::Device(c10::kCPU)) x = x.to(device);
   return model::make_batch(x, node_ptr, root, node_key, edge_dst, edge_src, meta.multilabel, meta.num_classes,
                            y_single, y_multi, loss_rows);

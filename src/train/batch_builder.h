@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "dpgnn/model/batch.h"
@@ -30,7 +31,10 @@ struct Pick {
   std::int64_t gid = 0;        // global subgraph id
 };
 
+// `example_features` (optional): shard row -> the input features of that node's example when
+// they are not its own feature row (DPAR's aggregated top-K features).
 model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
-                         const partition::Shard& shard, c10::Device device);
+                         const partition::Shard& shard, c10::Device device,
+                         const std::unordered_map<std::int64_t, std::vector<float>>* example_features = nullptr);
 
 }  // namespace dpgnn::train

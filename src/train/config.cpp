@@ -19,10 +19,11 @@ namespace dpgnn::train {
 Method parse_method(const std::string& name) {
   static const std::map<std::string, Method> m = {
       {"drw", Method::kDrw},     {"drw-r", Method::kDrwR}, {"drw-d", Method::kDrwD}, {"dpgnn", Method::kDpGnn},
-      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp},     {"split", Method::kSplit}};
+      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp},     {"split", Method::kSplit},
+      {"dpar", Method::kDpar}};
   auto it = m.find(name);
   if (it == m.end())
-    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, split, gcn, mlp");
+    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, split, dpar, gcn, mlp");
   return it->second;
 }
 
@@ -33,6 +34,7 @@ int cuda_device_index(const Config& c) {
 std::string accountant_name(Method m, bool worst_case) {
   switch (m) {
     case Method::kDpGnn: return "dpgnn_hypergeometric";
+    case Method::kDpar: return "dpar_appr_then_group_wor";
     case Method::kGcn:
     case Method::kMlp: return "none";
     default: return worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
@@ -49,6 +51,7 @@ std::string method_name(Method m) {
     case Method::kGcn: return "gcn";
     case Method::kMlp: return "mlp";
     case Method::kSplit: return "split";
+    case Method::kDpar: return "dpar";
   }
   return "?";
 }
@@ -110,7 +113,7 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       DPGNN_STR("method", method,
                 "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), split (graph-split "
-                "DP-GCN), dp-mlp, gcn | mlp (non-private)"),
+                "DP-GCN), dpar (DP-APPR + DP-SGD, node-level), dp-mlp, gcn | mlp (non-private)"),
       DPGNN_STR("device", device, "cpu, cuda or cuda:N (a rank uses its local rank's GPU when just cuda)"),
       DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
       DPGNN_STR("data.partition", data.partition,
@@ -174,6 +177,26 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("sampler.splits", sampler.splits, std::int64_t, "integer",
                 "split: s random disjoint groups of the training nodes (Igamberdiev & Habernal, Sec. 4.4), shared "
                 "among the partition's parts in proportion to their training nodes, >= 1"),
+      DPGNN_STR("dpar.mechanism", dpar.mechanism,
+                "DP-APPR mechanism: gm (Gaussian, Zhang et al. Alg. 3) | em0 (exponential, top-K weights 1/K, Alg. 1 "
+                "option I) | em1 (exponential, Laplace-noised weights, option II)"),
+      DPGNN_NUM("dpar.appr_fraction", dpar.appr_fraction, double, "number",
+                "share of privacy.target_epsilon calibrated for DP-APPR alone, in (0, 1); DP-SGD gets the rest of "
+                "the composed budget (paper: 0.5)"),
+      DPGNN_NUM("dpar.appr_nodes", dpar.appr_nodes, std::int64_t, "integer",
+                "M training nodes, chosen uniformly by the secure generator, that get a DP-APPR vector (paper: 70); "
+                "the others aggregate only their own features"),
+      DPGNN_NUM("dpar.top_k", dpar.top_k, int, "integer", "K entries kept per DP-APPR vector, >= 1 (paper: 2)"),
+      DPGNN_NUM("dpar.alpha", dpar.alpha, double, "number",
+                "teleport probability of APPR and of the inference power iteration, in (0, 1) (paper: 0.25)"),
+      DPGNN_NUM("dpar.rho", dpar.rho, double, "number", "ISTA l1 regularisation rho, > 0 (paper: 1e-4)"),
+      DPGNN_NUM("dpar.tolerance", dpar.tolerance, double, "number",
+                "ISTA stopping tolerance (the paper's gamma), > 0 (paper: 1e-4)"),
+      DPGNN_NUM("dpar.gm_clip", dpar.gm_clip, double, "number", "C1: l2 clip of an APPR vector (gm), > 0 (paper: 0.01)"),
+      DPGNN_NUM("dpar.em_clip", dpar.em_clip, double, "number",
+                "C2: clip of each APPR entry (em0, em1), > 0 (paper: 0.001)"),
+      DPGNN_NUM("dpar.propagation_steps", dpar.propagation_steps, int, "integer",
+                "P power-iteration steps over the evaluation graph at inference (Sec. 4, Eq. 4), >= 0 (paper: 2)"),
   };
   return f;
 }
@@ -214,7 +237,7 @@ void walk(Config& c, const YAML::Node& node, const std::string& prefix, const st
     const std::string key = (prefix.empty() ? "" : prefix + ".") + it->first.as<std::string>();
     const bool is_section = prefix.empty() && it->second.IsMap();
     if (is_section) {
-      if (known_keys_in(key).empty()) throw ConfigError(file, key, "unknown section; sections are data, model, train, privacy, sampler");
+      if (known_keys_in(key).empty()) throw ConfigError(file, key, "unknown section; sections are data, model, train, privacy, sampler, dpar");
       walk(c, it->second, key, file);
     } else {
       apply(c, key, it->second, file);
@@ -280,6 +303,19 @@ void validate(const Config& c) {
           "must be paper or require");
   require(c.sampler.edges == "induced" || c.sampler.edges == "walk", f, "sampler.edges", "must be induced or walk");
   require(c.sampler.splits >= 1, f, "sampler.splits", "must be >= 1");
+  const auto& d = c.dpar;
+  require(d.mechanism == "gm" || d.mechanism == "em0" || d.mechanism == "em1", f, "dpar.mechanism",
+          "must be gm, em0 or em1, got '" + d.mechanism + "'");
+  require(std::isfinite(d.appr_fraction) && d.appr_fraction > 0 && d.appr_fraction < 1, f, "dpar.appr_fraction",
+          "must be in (0, 1)");
+  require(d.appr_nodes >= 1, f, "dpar.appr_nodes", "must be >= 1");
+  require(d.top_k >= 1, f, "dpar.top_k", "must be >= 1");
+  require(std::isfinite(d.alpha) && d.alpha > 0 && d.alpha < 1, f, "dpar.alpha", "must be in (0, 1)");
+  require(std::isfinite(d.rho) && d.rho > 0, f, "dpar.rho", "must be > 0");
+  require(std::isfinite(d.tolerance) && d.tolerance > 0, f, "dpar.tolerance", "must be > 0");
+  require(std::isfinite(d.gm_clip) && d.gm_clip > 0, f, "dpar.gm_clip", "must be > 0");
+  require(std::isfinite(d.em_clip) && d.em_clip > 0, f, "dpar.em_clip", "must be > 0");
+  require(d.propagation_steps >= 0, f, "dpar.propagation_steps", "must be >= 0");
 }
 
 }  // namespace

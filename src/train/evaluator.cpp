@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dpgnn/dist/communicator.h"
+#include "dpgnn/model/spmm.h"
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::train {
@@ -131,7 +132,24 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
   at::Tensor h = x_.to(model.dtype());
   const model::Gnn::HaloExchange halo = [this](const at::Tensor& t) { return exchange(t); };
   for (int l = 0; l < model.num_layers(); ++l) h = model.layer_forward_csr(l, h, adj_, degrees_, halo);
-  return h;
+  if (propagation_steps_ == 0) return h;
+  // D^{-1} over the local rows; an isolated node keeps alpha H (its argmax is unchanged).
+  const std::int64_t n_local = adj_.num_rows;
+  const at::Tensor deg = degrees_.narrow(0, 0, n_local);
+  const at::Tensor inv_deg = torch::where(deg > 0, 1.0 / deg.clamp_min(1.0), torch::zeros_like(deg)).to(h.scalar_type());
+  const at::Tensor H = h;
+  at::Tensor z = h;
+  for (int p = 0; p < propagation_steps_; ++p) {
+    z = model::csr_spmm(adj_, z, exchange(z), at::Tensor(), inv_deg).mul_(1.0 - propagation_alpha_).add_(H, propagation_alpha_);
+  }
+  return z;
+}
+
+void Evaluator::set_propagation(int steps, double alpha) {
+  if (steps < 0 || !(alpha > 0.0 && alpha < 1.0))
+    throw Error("Evaluator::set_propagation: steps must be >= 0 and alpha in (0, 1)", kExitInternal);
+  propagation_steps_ = steps;
+  propagation_alpha_ = alpha;
 }
 
 EvalResult Evaluator::evaluate(const model::Gnn& model) { return metrics(model.predict(logits(model)).to(torch::kCPU)); }

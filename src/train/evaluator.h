@@ -41,6 +41,11 @@ class Evaluator {
   EvalResult evaluate(const model::Gnn& model);
   // Collective: metrics of given predictions ([n_local] or [n_local, C] int64, CPU).
   EvalResult metrics(const at::Tensor& predictions);
+  // DPAR's inference (Zhang et al., Sec. 4 "Inference Phase", Eq. 4, after Bojchevski et al.
+  // 2020): the model's outputs H, then `steps` power-iteration steps
+  // Z <- (1 - alpha) D^{-1} A Z + alpha H over the evaluation graph, one halo exchange each.
+  // 0 steps (the default) = the model's outputs as they are.
+  void set_propagation(int steps, double alpha);
 
  private:
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
@@ -55,6 +60,8 @@ class Evaluator {
   at::Tensor send_rows_;                         // local rows to send, grouped by destination
   std::vector<std::size_t> send_counts_, recv_counts_;  // rows per peer
   std::int64_t n_halo_ = 0;
+  int propagation_steps_ = 0;
+  double propagation_alpha_ = 0.0;
 };
 
 }  // namespace dpgnn::train

@@ -6,10 +6,27 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::train {
+
+namespace {
+
+// The fields both writer and reader insist on (a line read_ledger would refuse is never
+// written).
+void check_entry(const LedgerEntry& e) {
+  if (e.release.empty()) throw std::invalid_argument("ledger: the release name must not be empty");
+  if (e.is_sgd() && e.count != 1)
+    throw std::invalid_argument("ledger: an sgd line records exactly one step, got count " +
+                                std::to_string(e.count));
+  if (!e.is_sgd() && e.count < 1)
+    throw std::invalid_argument("ledger: release '" + e.release + "' needs count >= 1, got " +
+                                std::to_string(e.count));
+}
+
+}  // namespace
 
 LedgerWriter::LedgerWriter(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "a");
@@ -21,15 +38,26 @@ LedgerWriter::~LedgerWriter() {
 }
 
 void LedgerWriter::append(const LedgerEntry& e) {
+  check_entry(e);
   const auto& m = e.mechanism;
-  nlohmann::json j = {{"step", e.step},
-                      {"mechanism", m.to_string()},
-                      {"scheme", privacy::scheme_name(m.scheme)},
-                      {"sampling_rate", m.sampling_rate},
-                      {"noise_multiplier", m.noise_multiplier},
-                      {"subgraphs", m.dataset_size},
-                      {"batch_size", m.batch_size},
-                      {"epsilon", e.epsilon}};
+  nlohmann::json j;
+  if (e.is_sgd()) {
+    j = {{"step", e.step},
+         {"mechanism", m.to_string()},
+         {"scheme", privacy::scheme_name(m.scheme)},
+         {"sampling_rate", m.sampling_rate},
+         {"noise_multiplier", m.noise_multiplier},
+         {"subgraphs", m.dataset_size},
+         {"batch_size", m.batch_size},
+         {"epsilon", e.epsilon}};
+  } else {
+    j = {{"release", e.release},
+         {"mechanism", m.to_string()},
+         {"count", e.count},
+         {"scheme", privacy::scheme_name(m.scheme)},
+         {"noise_multiplier", m.noise_multiplier},
+         {"epsilon", e.epsilon}};
+  }
   const std::string line = j.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0 ||
       ::fsync(::fileno(file_)) != 0)
@@ -42,33 +70,55 @@ std::vector<LedgerEntry> read_ledger(const std::string& path) {
   std::vector<LedgerEntry> out;
   std::string line;
   std::int64_t lineno = 0;
+  std::int64_t sgd = 0;  // sgd lines read so far = the step the next sgd line must carry
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty()) continue;
+    const std::string where = "line " + std::to_string(lineno);
+    LedgerEntry e;
     try {
       const auto j = nlohmann::json::parse(line);
-      LedgerEntry e;
-      e.step = j.at("step").get<std::int64_t>();
+      e.release = j.contains("release") ? j.at("release").get<std::string>() : kSgdRelease;
+      e.count = j.contains("count") ? j.at("count").get<std::int64_t>() : 1;
+      if (e.is_sgd()) {
+        e.step = j.at("step").get<std::int64_t>();
+      } else if (j.contains("step")) {
+        throw std::invalid_argument("release '" + e.release + "' carries a step");
+      }
       e.mechanism = privacy::Mechanism::parse(j.at("mechanism").get<std::string>());
       e.epsilon = j.at("epsilon").get<double>();
-      out.push_back(e);
+      check_entry(e);
     } catch (const std::exception& ex) {
-      throw DataError(path, "line " + std::to_string(lineno),
+      throw DataError(path, where,
                       std::string("malformed ledger entry (") + ex.what() +
                           "); the ledger is append-only and must not be edited");
     }
+    if (e.is_sgd()) {
+      if (e.step != sgd)
+        throw DataError(path, where,
+                        "step " + std::to_string(e.step) + " where step " + std::to_string(sgd) + " was expected");
+      ++sgd;
+    } else if (sgd > 0) {
+      throw DataError(path, where,
+                      "release '" + e.release + "' after training step " + std::to_string(sgd - 1) +
+                          ": pre-training releases must all come before the first training step");
+    }
+    out.push_back(std::move(e));
   }
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].step != static_cast<std::int64_t>(i))
-      throw DataError(path, "line " + std::to_string(i + 1),
-                      "step " + std::to_string(out[i].step) + " where step " + std::to_string(i) + " was expected");
   return out;
+}
+
+std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries) {
+  std::int64_t n = 0;
+  for (const auto& e : entries)
+    if (e.is_sgd()) n += e.count;
+  return n;
 }
 
 privacy::Accountant accountant_from_ledger(const std::vector<LedgerEntry>& entries,
                                            privacy::Conversion conversion) {
   privacy::Accountant acc({}, conversion);
-  for (const auto& e : entries) acc.step(e.mechanism);
+  for (const auto& e : entries) acc.step(e.mechanism, e.count);
   return acc;
 }
 

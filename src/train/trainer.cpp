@@ -32,6 +32,7 @@
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/privacy/calibration.h"
+#include "dpgnn/privacy/orders.h"
 #include "dpgnn/privacy/noise_convention.h"
 #include "dpgnn/sampling/batch.h"
 #include "dpgnn/sampling/global_ids.h"
@@ -74,8 +75,28 @@ struct Sampled {
 };
 
 // Samples every owned part, verifies the invariants, and agrees on the global ids.
+// The subgraphs of `set` whose root is not in `removed` (global ids, sorted; the part's
+// local id v is global part_begin + v), re-packed.
+sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, std::int64_t part_begin,
+                                    const std::vector<std::int64_t>& removed) {
+  sampling::SubgraphSet out;
+  out.loss_on_all_nodes = set.loss_on_all_nodes;
+  for (std::int64_t i = 0; i < set.size(); ++i) {
+    if (std::binary_search(removed.begin(), removed.end(), part_begin + set.roots[i])) continue;
+    out.roots.push_back(set.roots[i]);
+    out.nodes.insert(out.nodes.end(), set.nodes.begin() + set.node_ptr[i], set.nodes.begin() + set.node_ptr[i + 1]);
+    out.node_ptr.push_back(static_cast<std::int64_t>(out.nodes.size()));
+    out.edges.insert(out.edges.end(), set.edges.begin() + set.edge_ptr[i], set.edges.begin() + set.edge_ptr[i + 1]);
+    out.edge_ptr.push_back(static_cast<std::int64_t>(out.edges.size()));
+  }
+  return out;
+}
+
+// `removed`: roots (global ids, sorted) whose subgraphs are dropped (a pre-training release
+// folded those nodes into other examples).
 Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,
-                   std::uint64_t epoch, const std::vector<std::int64_t>& part_train_nodes) {
+                   std::uint64_t epoch, const std::vector<std::int64_t>& part_train_nodes,
+                   const std::vector<std::int64_t>& removed = {}) {
   Sampled s;
   std::vector<std::int64_t> my_counts;
   for (const auto& pg : shard.training_graphs) {
@@ -90,6 +111,7 @@ Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Commu
     ps.set = sampling::run_sampler(pg.graph, mask, opts, key);
     sampling::verify_subgraphs(pg.graph, mask, ps.set, checks,
                                std::string(sampling::to_string(opts.kind)) + " on part " + std::to_string(pg.part));
+    if (!removed.empty()) ps.set = without_roots(ps.set, pg.begin, removed);
     my_counts.push_back(ps.set.size());
     s.parts.push_back(std::move(ps));
   }
@@ -251,11 +273,33 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   std::int64_t total_train = 0;
   for (auto c : pf.part_train_nodes()) total_train += c;
   auto population = [&](std::int64_t realised_m) { return spec.population(cfg, realised_m, total_train); };
+  // A method's pre-training release (DPAR's DP-APPR): its scale is calibrated so that it alone
+  // spends pre_release_fraction of the target; the steps are then calibrated after it. The
+  // occurrence bound g is known only once the release is made (after the secrets): until
+  // then the steps are calibrated with g = 1, and recalibrated with the real g below.
+  const bool has_release = priv && spec.has_pre_release();
+  std::int64_t occurrence = 1;
+  double release_z = 0.0;
+  std::vector<privacy::AccountantEvent> release_events;
   auto mechanism_for = [&](std::int64_t realised_m, double z) {
-    return spec.mechanism(cfg, realised_m, total_train, m, z);
+    return spec.mechanism(cfg, realised_m, total_train, m, z, occurrence);
   };
   const privacy::Conversion conversion =
       cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle;
+  auto calibrate_steps_noise = [&]() {
+    if (cfg.privacy.noise_multiplier) return *cfg.privacy.noise_multiplier;
+    privacy::CalibrationOptions co;
+    co.conversion = conversion;
+    if (!release_events.empty()) co.prior_rdp = privacy::events_rdp(release_events, privacy::default_orders());
+    try {
+      return privacy::calibrate_noise_multiplier(mechanism_for(M, 1.0), cfg.train.max_steps,
+                                                 cfg.privacy.target_epsilon, cfg.privacy.delta, co)
+          .noise_multiplier;
+    } catch (const std::invalid_argument& e) {
+      ensure(false, rank, cfg.source + ": cannot calibrate privacy.noise_multiplier: " + e.what());
+    }
+    return 0.0;
+  };
   double z = 0.0;
   if (priv) {
     ensure(m <= population(M), rank,
@@ -263,28 +307,31 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                std::to_string(population(M)));
     const auto privacy_refusal = spec.check_privacy(cfg, M);
     ensure(!privacy_refusal, rank, privacy_refusal.value_or(""));
-    if (cfg.privacy.noise_multiplier) {
-      z = *cfg.privacy.noise_multiplier;
-    } else {
+    if (has_release) {
       privacy::CalibrationOptions co;
       co.conversion = conversion;
       try {
-        z = privacy::calibrate_noise_multiplier(mechanism_for(M, 1.0), cfg.train.max_steps,
-                                                cfg.privacy.target_epsilon, cfg.privacy.delta, co)
-                .noise_multiplier;
+        release_z = privacy::calibrate_events([&](double s) { return spec.pre_release_events(cfg, s); },
+                                              spec.pre_release_fraction(cfg) * cfg.privacy.target_epsilon,
+                                              cfg.privacy.delta, co)
+                        .noise_multiplier;
       } catch (const std::invalid_argument& e) {
-        ensure(false, rank, cfg.source + ": cannot calibrate privacy.noise_multiplier: " + e.what());
+        ensure(false, rank, cfg.source + ": cannot calibrate the pre-training release: " + e.what());
       }
+      release_events = spec.pre_release_events(cfg, release_z);
     }
+    z = calibrate_steps_noise();
   }
   privacy::Mechanism mech = priv ? mechanism_for(M, z) : privacy::Mechanism::gaussian(1.0);
   const double clip = cfg.privacy.clip_norm;
-  const double sigma = priv ? privacy::noise_std(mech, clip) : 0.0;
+  double sigma = priv ? privacy::noise_std(mech, clip) : 0.0;
   if (rank == 0 && priv)
     spdlog::info("privacy: {} accountant, population {}, noise multiplier {:.4g} (sigma = {:.4g} for clip {}), "
-                 "target epsilon {} at delta {}",
+                 "target epsilon {} at delta {}{}",
                  accountant_name(method, cfg.privacy.worst_case), mech.dataset_size, z, sigma, clip,
-                 cfg.privacy.target_epsilon, cfg.privacy.delta);
+                 cfg.privacy.target_epsilon, cfg.privacy.delta,
+                 has_release ? fmt::format(" (provisional: g = 1 until the release; release scale {:.4g})", release_z)
+                             : "");
   if (opt.dry_run) {
     TrainSummary s;
     s.method = method_name(method);
@@ -331,6 +378,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // ---- run directory, resume ------------------------------------------------------------------
   std::int64_t start_step = 0;     // first step to compute
   std::int64_t ledger_steps = 0;   // steps already in the ledger (replayed, not re-recorded)
+  std::int64_t ledger_releases = 0;  // pre-training release lines already in the ledger
   RunSecrets secrets;
   std::optional<privacy::Accountant> accountant;
   std::unique_ptr<LedgerWriter> ledger;
@@ -353,7 +401,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       }
       if (priv) {
         const auto entries = fs::exists(files.ledger()) ? read_ledger(files.ledger().string()) : std::vector<LedgerEntry>{};
-        ledger_steps = static_cast<std::int64_t>(entries.size());
+        ledger_steps = sgd_steps(entries);
+        ledger_releases = static_cast<std::int64_t>(entries.size()) - ledger_steps;
         // Before anything here is written: never spend the budget twice (resume_guard.h).
         const std::string refusal = resume_refusal(
             {fs::exists(files.ledger()), ledger_steps, fs::exists(files.checkpoint()), start_step,
@@ -382,6 +431,49 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   start_step = resume_state[0];
   ledger_steps = resume_state[1];
   share_batch_secret(secrets, comm);
+
+  // ---- a method's pre-training release (DPAR's DP-APPR), then the steps' final noise --------
+  methods::PreRelease release;
+  if (has_release) {
+    // Deterministic in (batch secret, data): a resumed run recomputes exactly what was released.
+    release = spec.pre_release(cfg, pf, shard, comm, secrets.batch, release_z);
+    occurrence = release.occurrence_bound;
+    if (!release.removed_examples.empty()) {
+      sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
+      M = sampled.ids.total();
+      ensure(m <= M, rank,
+             cfg.source + ": key 'train.batch_size' (" + std::to_string(m) + ") exceeds the " + std::to_string(M) +
+                 " examples left after the release");
+    }
+    z = calibrate_steps_noise();
+    mech = mechanism_for(M, z);
+    sigma = privacy::noise_std(mech, clip);
+    try {
+      noise_grid = make_noise_grid(sigma, sigma / z, P);
+      check_exact_grid_sum(noise_grid, clip, m);
+    } catch (const UsageError& e) {
+      ensure(false, rank, cfg.source + ": " + e.what());
+    }
+    if (rank == 0) {
+      spdlog::info("{}", release.summary);
+      spdlog::info("privacy: steps recalibrated after the release: {} (sigma = {:.4g})", mech.to_string(), sigma);
+      if (ledger_releases == 0) {
+        // Recorded (fsync) before anything uses the release; a resumed run finds it there.
+        for (const auto& e : release.events) {
+          accountant->step(e.mechanism, e.count);
+          LedgerEntry line;
+          line.release = release.name;
+          line.mechanism = e.mechanism;
+          line.count = e.count;
+          line.epsilon = accountant->epsilon(cfg.privacy.delta).epsilon;
+          ledger->append(line);
+        }
+      }
+      spdlog::info("privacy: the release spent epsilon {:.4f} of {}", accountant->epsilon(cfg.privacy.delta).epsilon,
+                   cfg.privacy.target_epsilon);
+    }
+  }
+  if (const int steps = spec.propagation_steps(cfg); steps > 0) evaluator.set_propagation(steps, cfg.dpar.alpha);
   // Whether the run's releases are covered by the guarantee (summary.json "private").
   const bool run_is_private = priv && !cfg.privacy.noise_seed && !cfg.train.log_train_loss;
   const bool release_loss = !priv || cfg.train.log_train_loss;
@@ -420,7 +512,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     const std::uint64_t e = spec.epoch_of_step(cfg, t);
     if (e == epoch) return;
     epoch = e;
-    sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes());
+    sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
     M = sampled.ids.total();
     ensure(m <= M, rank,
            "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +
@@ -488,7 +580,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     const model::DropoutKey dkey{cfg.train.seed, step};
     double loss_sum = 0.0;
     if (!picks.empty()) {
-      const model::Batch batch = build_batch(picks, sampled.parts, shard, device);
+      const model::Batch batch = build_batch(picks, sampled.parts, shard, device, &release.example_features);
       if (priv)
         loss_sum = model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum;
       else
@@ -624,6 +716,13 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                         {"private", run_is_private},
                         {"train_loss_released", release_loss}};
     if (!priv) j["epsilon"] = nullptr;
+    if (has_release) {
+      nlohmann::json events = nlohmann::json::array();
+      for (const auto& e : release.events) events.push_back(privacy::Accountant::event_line(e.mechanism, e.count));
+      j["release"] = {{"name", release.name}, {"events", events}, {"scale", release.scale},
+                      {"fraction_of_target", spec.pre_release_fraction(cfg)}};
+      j["occurrence_bound"] = occurrence;
+    }
     if (priv) j["noise_std_effective"] = noise_grid.sigma_effective;
     write_text(files.summary(), j.dump(2) + "\n");
     if (priv) remove_secret_files(files.dir);  // nothing left to replay

@@ -83,7 +83,7 @@ TEST(Accountant, RestoreRejectsMalformedLinesAndKeepsTheOldHistory) {
   acc.step(Mechanism::gaussian(2.0));
   const std::string before = acc.serialise();
   for (const char* bad : {"0 wor n=10 m=2 z=1\n", "x wor n=10 m=2 z=1\n", "3 wor n=10 m=20 z=1\n",
-                          "3 wor n=10 m=2\n", "3 wor n=10 m=2 z=1 q=0.5\n", "3 laplace z=1\n",
+                          "3 wor n=10 m=2\n", "3 wor n=10 m=2 z=1 q=0.5\n", "3 gumbel z=1\n",
                           "3 poisson q=0.1 z=-1\n", "3 poisson q=0.1x z=1\n"}) {
     EXPECT_THROW(acc.restore(std::string("1 gaussian z=2\n") + bad), std::invalid_argument) << bad;
     EXPECT_EQ(acc.serialise(), before);

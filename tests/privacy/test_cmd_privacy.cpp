@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -77,6 +79,54 @@ TEST(CmdPrivacy, DpGnnPrintsTheReferenceEpsilonAndTheNeighbourhoodBound) {
   EXPECT_EQ(j.at("n_k_r"), 57);
 }
 
+TEST(CmdPrivacy, GroupWorWithGEqualToNKrIsTheDpGnnReference) {
+  // Daigavane et al., Theorem 1 with g = N(7, 2) = 57: the same reference value as above.
+  const auto j = run_json(
+      "--scheme groupwor --dataset-size 90941 --batch-size 100 --group-size 57 "
+      "--noise-multiplier 1 --steps 1000 --delta 1e-5");
+  EXPECT_NEAR(j.at("epsilon").get<double>(), 0.575673413298731, 0.576e-4);
+  EXPECT_EQ(j.at("order").get<double>(), 27.0);
+  EXPECT_EQ(j.at("group_size"), 57);
+  EXPECT_EQ(j.at("sensitivity"), "2C*g");
+  EXPECT_EQ(j.at("dataset_size"), 90941);
+  EXPECT_EQ(j.at("batch_size"), 100);
+}
+
+// Balle et al. 2020 conversion, written out here: min over alpha of
+// rdp(alpha) + ln(1 - 1/alpha) - (ln delta + ln alpha) / (alpha - 1).
+double balle_epsilon(const std::vector<double>& orders, const std::vector<double>& rdp, double delta) {
+  double best = INFINITY;
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    const double a = orders[i];
+    best = std::min(best, rdp[i] + std::log1p(-1 / a) - (std::log(delta) + std::log(a)) / (a - 1));
+  }
+  return std::max(best, 0.0);
+}
+
+TEST(CmdPrivacy, ExponentialAndLaplaceCountSelectionsAsSteps) {
+  const std::vector<double> orders = {2, 4, 8, 16, 32};
+  const std::string common = " --steps 100 --delta 1e-5 --orders 2,4,8,16,32";
+  // Exponential: per selection min(alpha / (2 z^2), 2 / z) (bounded range 2/z -> zCDP; pure DP).
+  std::vector<double> rdp;
+  for (double a : orders) rdp.push_back(100 * std::min(a / (2 * 10.0 * 10.0), 2 / 10.0));
+  const auto e = run_json("--scheme exponential --noise-multiplier 10" + common);
+  EXPECT_NEAR(e.at("epsilon").get<double>(), balle_epsilon(orders, rdp, 1e-5), 1e-9);
+  EXPECT_EQ(e.at("scheme"), "exponential");
+  EXPECT_EQ(e.at("sensitivity"), "Delta");
+  // Laplace: Mironov 2017, Table II, per value.
+  rdp.clear();
+  const long double z = 20;
+  for (double a : orders) {
+    const long double la = a;
+    rdp.push_back(static_cast<double>(
+        100 * std::log(la / (2 * la - 1) * std::exp((la - 1) / z) +
+                       (la - 1) / (2 * la - 1) * std::exp(-la / z)) / (la - 1)));
+  }
+  const auto l = run_json("--scheme laplace --noise-multiplier 20" + common);
+  EXPECT_NEAR(l.at("epsilon").get<double>(), balle_epsilon(orders, rdp, 1e-5), 1e-9);
+  EXPECT_EQ(l.at("scheme"), "laplace");
+}
+
 TEST(CmdPrivacy, TargetEpsilonCalibratesTheNoiseMultiplier) {
   const auto j = run_json(
       "--scheme wor --dataset-size 1000 --batch-size 10 --target-epsilon 2 --steps 1000 "
@@ -129,7 +179,13 @@ TEST(CmdPrivacy, EveryNonsenseInputExitsWithCodeTwo) {
            std::string("--scheme wor --batch-size 10 --noise-multiplier 1") + tail,
            std::string("--scheme dpgnn --dataset-size 100 --batch-size 10 --max-degree 10 "
                        "--layers 2 --noise-multiplier 1") + tail,
-           std::string("--scheme laplace --noise-multiplier 1") + tail,
+           std::string("--scheme gumbel --noise-multiplier 1") + tail,
+           std::string("--scheme exponential --dataset-size 10 --noise-multiplier 1") + tail,
+           std::string("--scheme laplace --noise-multiplier 0") + tail,
+           std::string("--scheme groupwor --dataset-size 100 --batch-size 10 --noise-multiplier 1") + tail,
+           std::string("--scheme groupwor --dataset-size 100 --batch-size 10 --group-size 101 "
+                       "--noise-multiplier 1") + tail,
+           wor + "--group-size 3 --noise-multiplier 1" + tail,
        }) {
     const Result r = run_privacy(args);
     EXPECT_FALSE(r.signalled) << args;

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "dpgnn/privacy/accountant.h"
 #include "dpgnn/privacy/conversion.h"
 #include "dpgnn/privacy/mechanism.h"
 
@@ -21,6 +23,10 @@ struct CalibrationOptions {
   double min_noise_multiplier = 1e-2;          // search bracket for the noise multiplier
   double max_noise_multiplier = 1e6;
   double relative_tolerance = 1e-7;            // stop when hi/lo - 1 < this
+  // RDP already spent, per order of `orders` (empty = nothing): the calibrated events are
+  // composed after it (Mironov 2017, Proposition 1), as when DPAR's DP-SGD follows its
+  // DP-APPR release.
+  std::vector<double> prior_rdp;
 };
 
 struct NoiseCalibration {
@@ -37,6 +43,16 @@ struct NoiseCalibration {
 NoiseCalibration calibrate_noise_multiplier(const Mechanism& sampling, std::int64_t steps,
                                             double target_epsilon, double delta,
                                             const CalibrationOptions& options = {});
+
+// The smallest scale z such that the events events_at(z) (a release whose every mechanism
+// is built from z, its privacy decreasing in z), composed after options.prior_rdp, give
+// epsilon(delta) <= target_epsilon. The same checked bisection and errors as above;
+// calibrate_noise_multiplier is this with events_at(z) = {steps x sampling with z}.
+NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEvent>(double)>& events_at,
+                                  double target_epsilon, double delta, const CalibrationOptions& options = {});
+
+// RDP per order of `events` (each mechanism's per-step RDP times its count, summed).
+std::vector<double> events_rdp(const std::vector<AccountantEvent>& events, const std::vector<double>& orders);
 
 struct StepsCalibration {
   std::int64_t steps = 0;  // the largest T with epsilon(T) <= target (0 if even one exceeds)

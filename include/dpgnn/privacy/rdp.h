@@ -37,7 +37,20 @@ std::vector<double> rdp_dpgnn(std::int64_t dataset_size, std::int64_t batch_size
                               std::int64_t group_size, double noise_multiplier,
                               const std::vector<double>& orders);
 
-// Dispatch on the mechanism's scheme.
+// ONE selection of the exponential mechanism by Gumbel-max noise of scale beta on utilities
+// of sensitivity Delta, z = beta / Delta: eps-bounded range with eps = 2 / z (Dong, Durfee &
+// Rogers 2020), hence (eps^2 / 8)-zCDP (Cesar & Rogers 2021), i.e. alpha / (2 z^2) at order
+// alpha (Bun & Steinke 2016, Def. 1.1); also eps-DP, so never more than 2 / z (Rényi
+// divergence is non-decreasing in alpha). Returns min(alpha / (2 z^2), 2 / z). A one-shot
+// Gumbel top-K is K selections (Durfee & Rogers 2019): K events.
+std::vector<double> rdp_exponential(double noise_multiplier, const std::vector<double>& orders);
+
+// The Laplace mechanism on ONE coordinate, scale b = z * Delta (Mironov 2017, Proposition 6
+// / Table II): 1/(alpha-1) ln(alpha/(2alpha-1) e^{(alpha-1)/z} + (alpha-1)/(2alpha-1)
+// e^{-alpha/z}), exact; <= 1/z (its value at alpha = infinity).
+std::vector<double> rdp_laplace(double noise_multiplier, const std::vector<double>& orders);
+
+// Dispatch on the mechanism's scheme (kGroupWor: rdp_dpgnn with group size g).
 std::vector<double> rdp_per_step(const Mechanism& mechanism, const std::vector<double>& orders);
 
 }  // namespace dpgnn::privacy

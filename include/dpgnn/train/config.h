@@ -12,10 +12,10 @@
 
 namespace dpgnn::train {
 
-enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp, kSplit };
+enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp, kSplit, kDpar };
 Method parse_method(const std::string& name);
 std::string method_name(Method m);
-bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp, split
+bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp, split, dpar
 bool uses_random_walks(Method m);   // drw, drw-r, drw-d, gcn (same sampler and batch as drw)
 // The accountant a method is paired with (DESIGN.md 3), as summaries and `train --check` name it.
 std::string accountant_name(Method m, bool worst_case);
@@ -69,6 +69,22 @@ struct SamplerSection {
   std::int64_t splits = 10;      // s (split): random disjoint groups of the training nodes
 };
 
+// DPAR (Zhang et al., "DPAR: Decoupled Graph Neural Networks with Node-Level Differential
+// Privacy"): DP-APPR of `appr_nodes` training nodes, then DP-SGD on the decoupled model;
+// defaults are the paper's Sec. 4 settings (docs/configs.md).
+struct DparSection {
+  std::string mechanism = "em0";     // gm | em0 | em1 (Algorithm 3 / Algorithm 1 options I, II)
+  double appr_fraction = 0.5;        // share of the target epsilon given to DP-APPR (paper: half)
+  std::int64_t appr_nodes = 70;      // M: training nodes that get a DP-APPR vector (Sec. 4: 70)
+  int top_k = 2;                     // K non-zero entries per DP-APPR vector
+  double alpha = 0.25;               // teleport probability of APPR and of inference
+  double rho = 1e-4;                 // l1 regularisation of ISTA
+  double tolerance = 1e-4;           // ISTA stopping tolerance (the paper's gamma)
+  double gm_clip = 0.01;             // C1: l2 clip of a vector (gm)
+  double em_clip = 0.001;            // C2: clip of each entry (em0, em1)
+  int propagation_steps = 2;         // P power-iteration steps at inference (Sec. 4, Eq. 4)
+};
+
 struct Config {
   std::string method = "drw";
   DataSection data;
@@ -76,6 +92,7 @@ struct Config {
   TrainSection train;
   PrivacySection privacy;
   SamplerSection sampler;
+  DparSection dpar;
   std::string device = "cpu";  // cpu | cuda | cuda:N
   std::string source;          // the file it was read from (for messages)
 

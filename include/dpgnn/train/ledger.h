@@ -3,11 +3,21 @@
 // lose a step's work but never its privacy cost: resume rebuilds the accountant from every
 // line of the ledger, including steps taken after the last checkpoint.
 //
-//   {"step": 17, "mechanism": "wor n=120 m=60 z=1.25", "scheme": "wor",
-//    "sampling_rate": 0.5, "noise_multiplier": 1.25, "subgraphs": 120, "batch_size": 60,
-//    "epsilon": 0.83}
+// Two kinds of lines:
+//  * training (sgd) steps, one line each, numbered 0, 1, 2, ...:
+//      {"step": 17, "mechanism": "wor n=120 m=60 z=1.25", "scheme": "wor",
+//       "sampling_rate": 0.5, "noise_multiplier": 1.25, "subgraphs": 120, "batch_size": 60,
+//       "epsilon": 0.83}
+//  * pre-training releases (DPAR's DP-APPR matrix: the Gumbel top-K selections and Laplace
+//    values released once before training), one line per kind of event, with the number of
+//    identical events and no step:
+//      {"release": "dp-appr", "mechanism": "exponential z=20", "count": 4000,
+//       "scheme": "exponential", "noise_multiplier": 20, "epsilon": 0.51}
+//    Release lines may appear only before the first sgd line.
 // `mechanism` is privacy::Mechanism's exact text form (doubles with 17 digits), from which
-// the accountant is rebuilt bit for bit; the other fields are for people and plots.
+// the accountant is rebuilt bit for bit; the other fields are for people and plots. A line
+// without "release" is an sgd line and one without "count" counts 1, so ledgers written
+// before releases existed read unchanged.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +29,21 @@
 
 namespace dpgnn::train {
 
+// The `release` name of a training step.
+inline constexpr const char* kSgdRelease = "sgd";
+
 struct LedgerEntry {
-  std::int64_t step = 0;
+  std::int64_t step = 0;  // sgd: the 0-based step number; release lines: unused (0)
   privacy::Mechanism mechanism;
-  double epsilon = 0.0;  // spent after this step (at the run's delta)
+  double epsilon = 0.0;   // spent after this entry (at the run's delta)
+  // The number of identical events this line records (Accountant::step(mechanism, count));
+  // always 1 for an sgd line, >= 1 for a release.
+  std::int64_t count = 1;
+  // "sgd" for a training step; any other non-empty name (e.g. "dp-appr") for a pre-training
+  // release.
+  std::string release = kSgdRelease;
+
+  bool is_sgd() const { return release == kSgdRelease; }
 };
 
 class LedgerWriter {
@@ -32,7 +53,10 @@ class LedgerWriter {
   ~LedgerWriter();
   LedgerWriter(const LedgerWriter&) = delete;
   LedgerWriter& operator=(const LedgerWriter&) = delete;
-  // Appends one line and makes it durable (fflush + fsync) before returning.
+  // Appends one line and makes it durable (fflush + fsync) before returning. Throws
+  // std::invalid_argument for an entry read_ledger would refuse on its own (an sgd line with
+  // count != 1, a release with count < 1 or an empty name); the order of lines is the
+  // caller's (read_ledger checks it).
   void append(const LedgerEntry& entry);
 
  private:
@@ -40,11 +64,17 @@ class LedgerWriter {
   std::FILE* file_ = nullptr;
 };
 
-// Reads every entry; DataError naming the file and line for a malformed line. A torn last
-// line (a crash while writing) is an error too: the step may have been used.
+// Reads every entry; DataError naming the file and line for a malformed line, a release
+// line after the first sgd line, or an sgd line whose step is not its index among the sgd
+// lines. A torn last line (a crash while writing) is an error too: the step may have been
+// used.
 std::vector<LedgerEntry> read_ledger(const std::string& path);
 
-// An accountant holding exactly the ledger's steps.
+// The number of training steps the ledger records (its sgd lines; releases not counted).
+std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries);
+
+// An accountant holding exactly the ledger's events: every entry, releases included, stepped
+// with its count.
 privacy::Accountant accountant_from_ledger(const std::vector<LedgerEntry>& entries,
                                            privacy::Conversion conversion);
 

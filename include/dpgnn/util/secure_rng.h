@@ -52,6 +52,7 @@ enum class StreamPurpose : std::uint64_t {
   batch_without_replacement = 2,
   batch_poisson = 3,
   audit_coins = 4,  // dpgnn audit's canary coins (a fresh key of their own)
+  appr_noise = 5,  // DPAR: the DP-APPR noise, one substream per source node (a key derived from the batch secret)
 };
 
 class SecureStream {

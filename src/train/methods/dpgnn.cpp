@@ -36,7 +36,7 @@ class DpGnn : public MethodSpec {
   }
 
   privacy::Mechanism mechanism(const Config& c, std::int64_t realised, std::int64_t, std::int64_t m,
-                               double z) const override {
+                               double z, std::int64_t) const override {
     return privacy::Mechanism::dpgnn(realised, m, c.sampler.max_degree, c.model.layers, z);
   }
 };

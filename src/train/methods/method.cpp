@@ -1,6 +1,8 @@
 // Defaults of the method seam and the registry (method.h).
 #include "method.h"
 
+#include "dpgnn/util/error.h"
+
 namespace dpgnn::train::methods {
 
 sampling::SamplerOptions MethodSpec::part_sampler_options(const Config& c, int,
@@ -17,11 +19,20 @@ std::int64_t MethodSpec::population(const Config&, std::int64_t realised, std::i
 std::optional<std::string> MethodSpec::check_privacy(const Config&, std::int64_t) const { return std::nullopt; }
 
 privacy::Mechanism MethodSpec::mechanism(const Config& c, std::int64_t realised, std::int64_t total_train,
-                                         std::int64_t m, double z) const {
+                                         std::int64_t m, double z, std::int64_t) const {
   return privacy::Mechanism::wor(population(c, realised, total_train), m, z);
 }
 
 std::uint64_t MethodSpec::epoch_of_step(const Config&, std::int64_t) const { return 0; }
+
+std::vector<privacy::AccountantEvent> MethodSpec::pre_release_events(const Config&, double) const { return {}; }
+
+double MethodSpec::pre_release_fraction(const Config&) const { return 0.0; }
+
+PreRelease MethodSpec::pre_release(const Config&, const partition::PartitionFile&, const partition::Shard&,
+                                   dist::Communicator&, const Secret&, double) const {
+  throw Error("method has no pre-training release", kExitInternal);
+}
 
 const MethodSpec& method_spec(Method m) {
   switch (m) {
@@ -33,6 +44,7 @@ const MethodSpec& method_spec(Method m) {
     case Method::kDpMlp: return detail::dp_mlp_spec();
     case Method::kMlp: return detail::mlp_spec();
     case Method::kSplit: return detail::split_spec();
+    case Method::kDpar: return detail::dpar_spec();
   }
   return detail::drw_spec();  // unreachable: every enumerator is listed above
 }

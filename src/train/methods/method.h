@@ -9,21 +9,51 @@
 //   - the mechanism/accountant pairing of one step (DESIGN.md 3) and the population the
 //     accountant sees;
 //   - the start-up checks that depend on the method (partition kind, bounds);
-//   - whether, and when, the subgraph set is re-sampled (DRW-D).
+//   - whether, and when, the subgraph set is re-sampled (DRW-D);
+//   - a release before training (DPAR's DP-APPR matrix), its privacy cost, and what it
+//     changes in the examples (their features, the most examples one node enters).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/model/gnn.h"
+#include "dpgnn/privacy/accountant.h"
 #include "dpgnn/privacy/mechanism.h"
 #include "dpgnn/sampling/sampler.h"
 #include "dpgnn/train/config.h"
+#include "dpgnn/util/secure_rng.h"
+
+namespace dpgnn::dist {
+class Communicator;
+}
+namespace dpgnn::partition {
+class PartitionFile;
+struct Shard;
+}  // namespace dpgnn::partition
 
 namespace dpgnn::train::methods {
+
+// A private release made once before the first training step (DPAR's DP-APPR matrix).
+struct PreRelease {
+  std::string name;                               // the ledger's "release" label, e.g. "dp-appr"
+  std::vector<privacy::AccountantEvent> events;   // its privacy cost, composed before the steps
+  // The most training examples whose input one node's data enters after the release (g of
+  // the group accountant; 1 when every example is one node alone).
+  std::int64_t occurrence_bound = 1;
+  // Nodes (global ids, sorted, the same on every rank) that are no longer examples of their
+  // own: the trainer drops them from the subgraph set (their data is inside another example).
+  std::vector<std::int64_t> removed_examples;
+  // Shard row of an example -> its input features, for the examples the release changed
+  // (rows this rank owns); every other example reads its own feature row.
+  std::unordered_map<std::int64_t, std::vector<float>> example_features;
+  double scale = 0.0;                             // the calibrated noise scale it used
+  std::string summary;                            // one line for the log
+};
 
 class MethodSpec {
  public:
@@ -54,12 +84,27 @@ class MethodSpec {
   // The mechanism of one step: batch m of `realised` subgraphs (population() is applied by
   // the method where its accountant wants it), noise multiplier z. Default: fixed-size
   // sampling without replacement, replace-one (Wang, Balle, Kasiviswanathan 2019).
+  // `occurrence_bound`: PreRelease::occurrence_bound (1 without a pre-training release).
   virtual privacy::Mechanism mechanism(const Config& c, std::int64_t realised, std::int64_t total_train,
-                                       std::int64_t m, double z) const;
+                                       std::int64_t m, double z, std::int64_t occurrence_bound = 1) const;
 
   // The sampler epoch of step t: the subgraph set is re-sampled whenever it changes.
   // Default: 0 for every step (one set for the whole run).
   virtual std::uint64_t epoch_of_step(const Config& c, std::int64_t t) const;
+
+  // The pre-training release, if the method has one. Default: none.
+  virtual bool has_pre_release() const { return false; }
+  // Its privacy events when its noise scale is z (for calibration); the trainer calibrates z
+  // so that these alone spend pre_release_fraction(c) of the target epsilon.
+  virtual std::vector<privacy::AccountantEvent> pre_release_events(const Config& c, double z) const;
+  virtual double pre_release_fraction(const Config& c) const;
+  // Collective: computes the release with scale z; `key` is a secret every rank holds (the
+  // batch secret), so any rank draws the same noise for the same source.
+  virtual PreRelease pre_release(const Config& c, const partition::PartitionFile& pf,
+                                 const partition::Shard& shard, dist::Communicator& comm, const Secret& key,
+                                 double z) const;
+  // Post-processing applied at evaluation (DPAR: power iteration); 0 steps = none.
+  virtual int propagation_steps(const Config&) const { return 0; }
 };
 
 // The method a config names (static instances; never null).
@@ -80,6 +125,7 @@ const MethodSpec& dpgnn_spec();  // dpgnn.cpp
 const MethodSpec& dp_mlp_spec(); // mlp.cpp
 const MethodSpec& mlp_spec();    // mlp.cpp
 const MethodSpec& split_spec();  // split.cpp
+const MethodSpec& dpar_spec();   // dpar.cpp
 }  // namespace detail
 
 }  // namespace dpgnn::train::methods

@@ -1,0 +1,311 @@
+#include "dpar_appr.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <unordered_set>
+
+#include "dpgnn/dist/communicator.h"
+#include "dpgnn/graph/dataset.h"
+#include "dpgnn/partition/partition_file.h"
+#include "dpgnn/partition/shard.h"
+#include "dpgnn/privacy/mechanism.h"
+#include "dpgnn/sampling/appr.h"
+#include "dpgnn/sampling/batch.h"
+#include "dpgnn/sampling/dp_topk.h"
+#include "dpgnn/util/error.h"
+
+namespace dpgnn::train {
+namespace {
+
+// Training nodes of the partition file numbered 0..U-1 in id order (the DP top-K's public
+// universe). A part's train mask and in-part prefix counts are read when first needed:
+// at most one byte and one int64 per node of the parts the pushes reach.
+class TrainingIndex {
+ public:
+  TrainingIndex(const partition::PartitionFile& pf, const graph::DatasetReader& reader)
+      : reader_(reader), offsets_(pf.part_offsets()), part_first_(offsets_.size(), 0) {
+    const auto& counts = pf.part_train_nodes();
+    for (std::size_t p = 0; p < counts.size(); ++p) part_first_[p + 1] = part_first_[p] + counts[p];
+    parts_.resize(counts.size());
+  }
+  std::int64_t size() const { return part_first_.back(); }
+
+  // Candidate index of `node`, or -1 when it is not a training node.
+  std::int64_t candidate_of(std::int64_t node) {
+    const std::size_t p = part_of_node(node);
+    const Part& part = load(p);
+    const std::int64_t i = node - offsets_[p];
+    return part.mask[static_cast<std::size_t>(i)] ? part_first_[p] + part.before[static_cast<std::size_t>(i)] : -1;
+  }
+
+  std::int64_t node_of(std::int64_t candidate) {
+    const auto it = std::upper_bound(part_first_.begin(), part_first_.end(), candidate);
+    const std::size_t p = static_cast<std::size_t>(it - part_first_.begin()) - 1;
+    const Part& part = load(p);
+    const std::int64_t j = candidate - part_first_[p];  // the j-th training node of part p
+    // before[i] counts training nodes among rows < i: the answer is the training row i with before[i] == j.
+    const auto at = std::lower_bound(part.before.begin(), part.before.end(), j + 1);
+    const std::int64_t i = static_cast<std::int64_t>(at - part.before.begin()) - 1;
+    return offsets_[p] + i;
+  }
+
+ private:
+  struct Part {
+    bool loaded = false;
+    std::vector<std::uint8_t> mask;
+    std::vector<std::int64_t> before;  // [n + 1] training nodes among rows < i
+  };
+  std::size_t part_of_node(std::int64_t node) const {
+    const auto it = std::upper_bound(offsets_.begin(), offsets_.end(), node);
+    return static_cast<std::size_t>(it - offsets_.begin()) - 1;
+  }
+  const Part& load(std::size_t p) {
+    Part& part = parts_[p];
+    if (part.loaded) return part;
+    part.mask = reader_.read_mask("train", offsets_[p], offsets_[p + 1]);
+    part.before.assign(part.mask.size() + 1, 0);
+    for (std::size_t i = 0; i < part.mask.size(); ++i) part.before[i + 1] = part.before[i] + (part.mask[i] ? 1 : 0);
+    part.loaded = true;
+    return part;
+  }
+
+  const graph::DatasetReader& reader_;
+  std::vector<std::int64_t> offsets_;
+  std::vector<std::int64_t> part_first_;
+  std::vector<Part> parts_;
+};
+
+// The training graph's rows as the push asks for them, read from the partition file in
+// blocks of kBlock rows (one checked hyperslab read each) and kept for the current source.
+class PartitionRows : public sampling::NeighbourSource {
+ public:
+  PartitionRows(const graph::DatasetReader& reader, TrainingIndex& index, std::int64_t num_nodes)
+      : reader_(reader), index_(index), num_nodes_(num_nodes) {}
+
+  const std::vector<std::int64_t>& neighbours(std::int64_t node) override {
+    auto it = rows_.find(node);
+    if (it != rows_.end()) return it->second;
+    const std::int64_t block = node / kBlock;
+    auto b = blocks_.find(block);
+    if (b == blocks_.end()) {
+      if (blocks_.size() >= kMaxBlocks) blocks_.clear();  // rows_ keeps what the current push uses
+      const std::int64_t begin = block * kBlock, end = std::min(num_nodes_, begin + kBlock);
+      b = blocks_.emplace(block, std::make_unique<graph::CsrGraph>(reader_.read_rows(begin, end))).first;
+      rows_read_ += end - begin;
+    }
+    const graph::CsrGraph& g = *b->second;
+    std::vector<std::int64_t> out;
+    if (index_.candidate_of(node) >= 0)  // a training node: its edges to training nodes, no self loop
+      for (auto u : g.out_neigh(node - block * kBlock))
+        if (u != node && index_.candidate_of(u) >= 0) out.push_back(u);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return rows_.emplace(node, std::move(out)).first->second;
+  }
+  void next_source() { rows_.clear(); }
+  std::int64_t rows_read() const { return rows_read_; }
+
+ private:
+  static constexpr std::int64_t kBlock = 1024;
+  static constexpr std::size_t kMaxBlocks = 256;
+  const graph::DatasetReader& reader_;
+  TrainingIndex& index_;
+  std::int64_t num_nodes_;
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> rows_;
+  std::map<std::int64_t, std::unique_ptr<graph::CsrGraph>> blocks_;
+  std::int64_t rows_read_ = 0;
+};
+
+sampling::TopKMechanism parse_topk(const std::string& m) {
+  if (m == "gm") return sampling::TopKMechanism::gm;
+  if (m == "em0") return sampling::TopKMechanism::em0;
+  return sampling::TopKMechanism::em1;
+}
+
+// Post-processing of the released values into aggregation weights: negative noisy values
+// count as 0, the rest are normalised to sum 1; equal weights when nothing is positive
+// (em0 releases 1/K each).
+std::vector<double> weights_of(const std::vector<double>& values) {
+  std::vector<double> w(values.size(), 0.0);
+  double total = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    w[i] = std::isfinite(values[i]) ? std::max(0.0, values[i]) : 0.0;
+    total += w[i];
+  }
+  for (auto& x : w) x = total > 0 ? x / total : 1.0 / static_cast<double>(w.size());
+  return w;
+}
+
+}  // namespace
+
+std::vector<privacy::AccountantEvent> dp_appr_events(const DparSection& d, std::int64_t sources, double z) {
+  using privacy::Mechanism;
+  const std::int64_t K = d.top_k;
+  if (d.mechanism == "gm") return {{Mechanism::gaussian(z), sources}};
+  std::vector<privacy::AccountantEvent> e{{Mechanism::exponential(z), sources * K}};
+  if (d.mechanism == "em1") e.push_back({Mechanism::laplace(static_cast<double>(K) * z), sources * K});
+  return e;
+}
+
+void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded) {
+  std::sort(rows.begin(), rows.end(), [](const ApprRow& a, const ApprRow& b) { return a.source < b.source; });
+  std::unordered_set<std::int64_t> taken;
+  for (const auto& r : rows) taken.insert(r.source);
+  folded.clear();
+  for (auto& r : rows) {
+    ApprRow kept{r.source, {}, {}};
+    for (std::size_t k = 0; k < r.nodes.size(); ++k) {
+      const std::int64_t v = r.nodes[k];
+      if (v != r.source) {
+        if (taken.count(v) > 0) continue;
+        taken.insert(v);
+        folded.push_back(v);
+      } else if (std::find(kept.nodes.begin(), kept.nodes.end(), v) != kept.nodes.end()) {
+        continue;
+      }
+      kept.nodes.push_back(v);
+      kept.weights.push_back(r.weights[k]);
+    }
+    double total = 0.0;
+    for (double w : kept.weights) total += w;
+    if (kept.nodes.empty()) {
+      kept.nodes = {r.source};
+      kept.weights = {1.0};
+    } else {
+      for (double& w : kept.weights) w = total > 0 ? w / total : 1.0 / static_cast<double>(kept.weights.size());
+    }
+    r = std::move(kept);
+  }
+  std::sort(folded.begin(), folded.end());
+}
+
+std::int64_t occurrence_bound(const std::vector<ApprRow>& rows, const std::vector<std::int64_t>& folded) {
+  std::unordered_map<std::int64_t, std::int64_t> others;  // node -> rows of other sources holding it
+  for (const auto& r : rows)
+    for (auto v : r.nodes)
+      if (v != r.source) ++others[v];
+  std::int64_t g = 1;
+  for (const auto& [v, c] : others) {
+    const bool own_example = !std::binary_search(folded.begin(), folded.end(), v);
+    g = std::max(g, (own_example ? 1 : 0) + c);
+  }
+  return g;
+}
+
+ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile& pf, const partition::Shard& shard,
+                            dist::Communicator& comm, const Secret& key, double z) {
+  const auto start = std::chrono::steady_clock::now();
+  const graph::DatasetReader reader(pf.path());
+  TrainingIndex index(pf, reader);
+  const std::int64_t U = index.size();
+  ApprRelease out;
+  out.universe = U;
+  if (d.appr_nodes > U)
+    throw UsageError("dpar.appr_nodes = " + std::to_string(d.appr_nodes) + " exceeds the " + std::to_string(U) +
+                     " training nodes of " + pf.path());
+  // The sources: a key of their own, derived from the batch secret (hidden, on every rank).
+  const Secret source_key = derive_secret(key, 1, "dparsrcs");
+  const Secret noise_key = derive_secret(key, 2, "dparnois");
+  const auto chosen = sampling::sample_batch_without_replacement(source_key, 0, U, d.appr_nodes);
+
+  sampling::ApprOptions ao;
+  ao.alpha = d.alpha;
+  ao.rho = d.rho;
+  ao.epsilon = d.tolerance;
+  sampling::TopKOptions to;
+  to.mechanism = parse_topk(d.mechanism);
+  to.k = d.top_k;
+  if (to.mechanism == sampling::TopKMechanism::gm) {
+    to.clip = d.gm_clip;
+    to.noise_scale = z * std::sqrt(2.0) * d.gm_clip;  // sigma = z * (l2 sensitivity sqrt(2) C1)
+  } else {
+    to.clip = d.em_clip;
+    to.noise_scale = z * d.em_clip;                                   // Gumbel beta = z C2
+    to.value_noise_scale = static_cast<double>(d.top_k) * z * d.em_clip;  // Laplace b = K beta (em1)
+  }
+
+  // This rank's sources, as [source, K ids] and [K weights] per row.
+  PartitionRows rows(reader, index, pf.num_nodes());
+  std::vector<std::int64_t> my_ids;
+  std::vector<double> my_weights;
+  const std::int64_t K = d.top_k;
+  for (auto c : chosen) {
+    const std::int64_t source = index.node_of(c);
+    if (!shard.owns(source)) continue;
+    rows.next_source();
+    const sampling::SparseVector p = sampling::appr_ista(rows, source, ao);
+    sampling::SparseVector over_candidates;
+    for (std::size_t i = 0; i < p.index.size(); ++i) {
+      const std::int64_t cand = index.candidate_of(p.index[i]);
+      if (cand < 0) throw Error("APPR reached a node outside the training graph", kExitInternal);
+      over_candidates.index.push_back(cand);
+      over_candidates.value.push_back(p.value[i]);
+    }
+    // candidate order follows node order, so the sorted contract of SparseVector holds
+    SecureStream noise(noise_key, StreamPurpose::appr_noise, 0, static_cast<std::uint64_t>(source));
+    const sampling::TopK top = sampling::dp_topk(over_candidates, U, to, noise);
+    my_ids.push_back(source);
+    for (auto cand : top.index) my_ids.push_back(index.node_of(cand));
+    const auto w = weights_of(top.value);
+    my_weights.insert(my_weights.end(), w.begin(), w.end());
+  }
+  out.rows_read = rows.rows_read();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // All-gather the rows (M (K + 1) ids and M K weights in all).
+  const int W = comm.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(W));
+  const std::int64_t mine = static_cast<std::int64_t>(my_ids.size()) / (K + 1);
+  comm.allgather(&mine, counts.data(), 1);
+  std::vector<std::size_t> id_counts(W), weight_counts(W);
+  std::int64_t total = 0;
+  for (int q = 0; q < W; ++q) {
+    id_counts[q] = static_cast<std::size_t>(counts[q] * (K + 1));
+    weight_counts[q] = static_cast<std::size_t>(counts[q] * K);
+    total += counts[q];
+  }
+  std::vector<std::int64_t> all_ids(static_cast<std::size_t>(total * (K + 1)) + 1);
+  std::vector<double> all_weights(static_cast<std::size_t>(total * K) + 1);
+  my_ids.push_back(0);  // never a null buffer
+  my_weights.push_back(0);
+  comm.allgatherv(my_ids.data(), static_cast<std::size_t>(mine * (K + 1)), all_ids.data(), id_counts);
+  comm.allgatherv(my_weights.data(), static_cast<std::size_t>(mine * K), all_weights.data(), weight_counts);
+  if (total != d.appr_nodes) throw Error("DP-APPR: the ranks released " + std::to_string(total) + " rows of " +
+                                             std::to_string(d.appr_nodes), kExitInternal);
+  for (std::int64_t r = 0; r < total; ++r) {
+    ApprRow row;
+    row.source = all_ids[static_cast<std::size_t>(r * (K + 1))];
+    for (std::int64_t k = 0; k < K; ++k) {
+      row.nodes.push_back(all_ids[static_cast<std::size_t>(r * (K + 1) + 1 + k)]);
+      row.weights.push_back(all_weights[static_cast<std::size_t>(r * K + k)]);
+    }
+    out.rows.push_back(std::move(row));
+  }
+  fold_rows(out.rows, out.folded);
+  out.occurrence_bound = occurrence_bound(out.rows, out.folded);
+  return out;
+}
+
+std::unordered_map<std::int64_t, std::vector<float>> aggregated_features(const std::vector<ApprRow>& rows,
+                                                                         const partition::PartitionFile& pf,
+                                                                         const partition::Shard& shard) {
+  const graph::DatasetReader reader(pf.path());
+  const std::int64_t F = shard.meta.num_features;
+  std::unordered_map<std::int64_t, std::vector<float>> out;
+  for (const auto& r : rows) {
+    if (!shard.owns(r.source)) continue;
+    std::vector<double> acc(static_cast<std::size_t>(F), 0.0);
+    for (std::size_t k = 0; k < r.nodes.size(); ++k) {
+      const std::vector<float> x = reader.read_features(r.nodes[k], r.nodes[k] + 1);
+      for (std::int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += r.weights[k] * x[static_cast<std::size_t>(f)];
+    }
+    std::vector<float> row(acc.begin(), acc.end());
+    out.emplace(r.source - shard.begin, std::move(row));
+  }
+  return out;
+}
+
+}  // namespace dpgnn::train

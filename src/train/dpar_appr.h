@@ -1,0 +1,95 @@
+// DPAR's DP-APPR release, distributed (Zhang et al., "DPAR: Decoupled Graph Neural Networks
+// with Node-Level Differential Privacy", Sec. 3.1, Algorithm 1 and Appendix B, Algorithm 3).
+//
+//   1. M = dpar.appr_nodes source nodes, uniform without replacement over the U training
+//      nodes (a key derived from the batch secret: hidden, the same on every rank).
+//   2. Each rank computes the APPR vector (ISTA, sampling/appr.h) of the sources it owns, on
+//      the training graph (edges between training nodes). The push reaches rows outside the
+//      shard: they are read from the partition file by hyperslab, in cached blocks, not
+//      exchanged — no rank waits for another, and the vector is the same whatever the number
+//      of ranks (DESIGN.md 6).
+//   3. The vector is clipped and released as its noisy top-K over all U training nodes
+//      (sampling/dp_topk.h), the noise keyed by (derived key, source id): drawn once per
+//      vector, by its owner, identical on 1, 2 or 4 ranks.
+//   4. The M released rows (M x K ids and weights: small) are all-gathered.
+//
+// Privacy (replace-one node-level: one node's features, label and edges replaced; the node
+// set and training mask are public inputs, docs/privacy.md):
+//   gm : every vector is clipped to l2 norm C1 and non-negative, so a replacement moves it
+//        by at most sqrt(2) C1 in l2; Gaussian noise sigma = z sqrt(2) C1 per entry is one
+//        Gaussian mechanism with noise multiplier z per vector (Mironov 2017, Cor. 3):
+//        M events "gaussian z".
+//   em0: entries clipped to [0, C2] (utility sensitivity C2), Gumbel scale beta = z C2, top-K
+//        = K exponential-mechanism selections per vector (Durfee & Rogers 2019): M K events
+//        "exponential z".
+//   em1: em0 plus each reported entry's clipped value with Laplace noise b = K beta (the
+//        paper's b = K C2 / eps2 with eps2 = eps1): M K more events "laplace K z".
+// Every vector may change under a replacement, so the M vectors compose (the paper uses the
+// optimal composition theorem of Kairouz et al.; RDP composition here, Mironov 2017 Prop. 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dpgnn/privacy/accountant.h"
+#include "dpgnn/train/config.h"
+#include "dpgnn/util/secure_rng.h"
+
+namespace dpgnn::dist {
+class Communicator;
+}
+namespace dpgnn::partition {
+class PartitionFile;
+struct Shard;
+}  // namespace dpgnn::partition
+
+namespace dpgnn::train {
+
+// The privacy events of one DP-APPR release of `sources` vectors at scale z (see above).
+std::vector<privacy::AccountantEvent> dp_appr_events(const DparSection& d, std::int64_t sources, double z);
+
+// One released row: the source node and its top-K (node ids in the partition file's
+// numbering, weights >= 0 summing to 1: post-processing of the released values).
+struct ApprRow {
+  std::int64_t source = 0;
+  std::vector<std::int64_t> nodes;
+  std::vector<double> weights;
+};
+
+struct ApprRelease {
+  std::vector<ApprRow> rows;          // all M rows, by source id (every rank), after fold_rows
+  std::vector<std::int64_t> folded;   // nodes whose own example is folded into a row (sorted)
+  std::int64_t occurrence_bound = 1;  // the most examples one node enters (1 after folding)
+  std::int64_t universe = 0;          // U training nodes
+  double seconds = 0.0;               // wall time of this rank's share
+  std::int64_t rows_read = 0;         // CSR rows this rank read from the partition file
+};
+
+// Collective. Throws UsageError when dpar.appr_nodes exceeds the training nodes or
+// dpar.top_k does not fit the universe.
+ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile& pf, const partition::Shard& shard,
+                            dist::Communicator& comm, const Secret& key, double z);
+
+// Makes every node enter exactly one example (post-processing of the released rows, so it
+// costs no privacy): rows are taken in source order; a row keeps its own source and each
+// entry that is neither a source nor already kept by an earlier row; a kept entry's own
+// example is folded into that row (its id goes to `folded`), the dropped entries' weights
+// are re-normalised away, and a row left empty holds its source alone. Without it a node in
+// another's row would enter two examples (its own and that row), doubling the sensitivity
+// of a step (g = 2 in the group accountant: about twice the noise for the same epsilon).
+void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded);
+
+// The most examples one node's data enters, when every training node not in `folded` is
+// an example of its own and each row is its source's example: max over nodes v of
+// [v has its own example] + #(rows of other sources holding v).
+std::int64_t occurrence_bound(const std::vector<ApprRow>& rows, const std::vector<std::int64_t>& folded = {});
+
+// Shard row -> sum_k w_k x_{node_k} for the rows whose source this rank owns (features read
+// from the partition file: the top-K nodes may live on any rank).
+std::unordered_map<std::int64_t, std::vector<float>> aggregated_features(const std::vector<ApprRow>& rows,
+                                                                         const partition::PartitionFile& pf,
+                                                                         const partition::Shard& shard);
+
+}  // namespace dpgnn::train

@@ -1,0 +1,88 @@
+// DPAR (Zhang et al., "DPAR: Decoupled Graph Neural Networks with Node-Level Differential
+// Privacy"; ../shared/papers/dpar_decoupled-dp-pagerank_zhang.txt), node-level DP:
+//   release : DP-APPR (Sec. 3.1; Algorithm 1 options I/II = em0/em1, Algorithm 3 = gm) of
+//             dpar.appr_nodes training nodes, calibrated to dpar.appr_fraction of the target
+//             epsilon on its own (train/dpar_appr.h says how and why it is private);
+//   sampler : every training node is one example (the `node` sampler); an example whose node
+//             has a DP-APPR row aggregates its top-K nodes' features with the released
+//             weights, the others their own features (the paper's "one-hot APPR vector",
+//             Sec. 4 "Features");
+//   model   : the decoupled model, an MLP f_theta (Eq. 1; the weighted sum is taken over the
+//             features, before f_theta: the first layer is linear, so only the hidden
+//             activation sees the mixture);
+//   mechanism: DP-SGD (Algorithm 2) with m of the N examples uniformly without replacement;
+//             the released rows are folded (fold_rows in dpar_appr.h: a node kept in another
+//             source's row is no longer an example of its own), so one node enters g = 1
+//             example, each clipped gradient moving by at most 2C; the step is the group
+//             accountant "groupwor" (Daigavane et al., Theorem 1 with N(K, r) replaced by the
+//             measured g), composed after the release's events (Mironov 2017, Prop. 1);
+//   inference: P power-iteration steps over the evaluation graph (Sec. 4, Eq. 4).
+// The node-to-rank assignment must not depend on the private structure (DESIGN.md 5).
+#include "method.h"
+
+#include "../dpar_appr.h"
+#include "dpgnn/partition/partition_file.h"
+
+namespace dpgnn::train::methods {
+namespace {
+
+class Dpar : public MethodSpec {
+ public:
+  sampling::SamplerOptions sampler_options(const Config& c) const override {
+    sampling::SamplerOptions o;
+    o.kind = sampling::SamplerKind::node;
+    o.walk_length = c.sampler.walk_length;
+    o.edges = sampling::parse_edge_mode(c.sampler.edges);
+    return o;
+  }
+  model::Arch arch(const Config&) const override { return model::Arch::kMlp; }
+
+  std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const override {
+    if (partition_method != "metis") return std::nullopt;
+    return c.source + ": method dpar gives node-level DP, where the graph structure is private; a METIS "
+                      "partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.";
+  }
+
+  privacy::Mechanism mechanism(const Config&, std::int64_t realised, std::int64_t, std::int64_t m, double z,
+                               std::int64_t occurrence_bound) const override {
+    return privacy::Mechanism::group_wor(realised, m, occurrence_bound, z);
+  }
+
+  bool has_pre_release() const override { return true; }
+  std::vector<privacy::AccountantEvent> pre_release_events(const Config& c, double z) const override {
+    return dp_appr_events(c.dpar, c.dpar.appr_nodes, z);
+  }
+  double pre_release_fraction(const Config& c) const override { return c.dpar.appr_fraction; }
+
+  PreRelease pre_release(const Config& c, const partition::PartitionFile& pf, const partition::Shard& shard,
+                         dist::Communicator& comm, const Secret& key, double z) const override {
+    const ApprRelease r = release_dp_appr(c.dpar, pf, shard, comm, key, z);
+    PreRelease p;
+    p.name = "dp-appr";
+    p.events = pre_release_events(c, z);
+    p.occurrence_bound = r.occurrence_bound;
+    p.removed_examples = r.folded;
+    p.example_features = aggregated_features(r.rows, pf, shard);
+    p.scale = z;
+    p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
+                std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +
+                " training nodes, scale z = " + std::to_string(z) + ", occurrence bound g = " +
+                std::to_string(r.occurrence_bound) + ", " + std::to_string(r.folded.size()) +
+                " examples folded into rows (rank 0: " + std::to_string(r.rows_read) + " CSR rows read, " +
+                std::to_string(r.seconds) + " s)";
+    return p;
+  }
+
+  int propagation_steps(const Config& c) const override { return c.dpar.propagation_steps; }
+};
+
+}  // namespace
+
+namespace detail {
+const MethodSpec& dpar_spec() {
+  static const Dpar s;
+  return s;
+}
+}  // namespace detail
+
+}  // namespace dpgnn::train::methods

@@ -1,0 +1,193 @@
+// train/ledger: the privacy ledger with pre-training release lines (DPAR's DP-APPR matrix)
+// before the sgd lines: exact round trip, order and numbering checks, old ledgers, and the
+// accountant rebuilt from it.
+#include "dpgnn/train/ledger.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpgnn/util/error.h"
+#include "test_support.h"
+
+namespace dpgnn::train {
+namespace {
+
+using privacy::Mechanism;
+
+LedgerEntry release(const std::string& name, const Mechanism& m, std::int64_t count, double eps) {
+  LedgerEntry e;
+  e.release = name;
+  e.mechanism = m;
+  e.count = count;
+  e.epsilon = eps;
+  return e;
+}
+
+LedgerEntry sgd(std::int64_t step, const Mechanism& m, double eps) {
+  LedgerEntry e;
+  e.step = step;
+  e.mechanism = m;
+  e.epsilon = eps;
+  return e;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path);
+  for (const auto& l : lines) out << l << "\n";
+}
+
+std::string data_error_of(const std::string& path) {
+  try {
+    read_ledger(path);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "no DataError";
+}
+
+// A DPAR-like ledger: 2 release lines (Gumbel selections, Laplace values) + 3 sgd steps.
+std::vector<LedgerEntry> dpar_entries() {
+  const Mechanism sel = Mechanism::exponential(1.0 / 3.0 + 20.0);
+  const Mechanism val = Mechanism::laplace(std::nextafter(40.0, 41.0));
+  const Mechanism step = Mechanism::group_wor(2708, 64, 17, 1.1);
+  return {release("dp-appr", sel, 4000, 0.25), release("dp-appr", val, 4000, 0.5),
+          sgd(0, step, 0.6), sgd(1, step, 0.7), sgd(2, step, 0.8)};
+}
+
+TEST(Ledger, ReleaseAndSgdLinesRoundTripExactly) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("ledger.jsonl");
+  const auto entries = dpar_entries();
+  {
+    LedgerWriter w(path);
+    for (const auto& e : entries) w.append(e);
+  }
+  const auto back = read_ledger(path);
+  ASSERT_EQ(back.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(back[i].release, entries[i].release) << i;
+    EXPECT_EQ(back[i].count, entries[i].count) << i;
+    EXPECT_EQ(back[i].step, entries[i].step) << i;
+    EXPECT_TRUE(back[i].mechanism == entries[i].mechanism) << i;  // bit for bit
+    EXPECT_EQ(back[i].epsilon, entries[i].epsilon) << i;
+  }
+  EXPECT_FALSE(back[0].is_sgd());
+  EXPECT_TRUE(back[2].is_sgd());
+  EXPECT_EQ(sgd_steps(back), 3);
+
+  // The JSON shape: release lines carry release and count and no step; sgd lines are as
+  // before (step, no release, no count).
+  std::ifstream in(path);
+  std::string line;
+  std::vector<nlohmann::json> js;
+  while (std::getline(in, line)) js.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(js.size(), 5u);
+  EXPECT_EQ(js[0].at("release"), "dp-appr");
+  EXPECT_EQ(js[0].at("count"), 4000);
+  EXPECT_EQ(js[0].at("scheme"), "exponential");
+  EXPECT_FALSE(js[0].contains("step"));
+  EXPECT_EQ(js[1].at("scheme"), "laplace");
+  EXPECT_EQ(js[2].at("step"), 0);
+  EXPECT_FALSE(js[2].contains("release"));
+  EXPECT_FALSE(js[2].contains("count"));
+  EXPECT_EQ(js[2].at("scheme"), "groupwor");
+}
+
+TEST(Ledger, AccountantFromLedgerEqualsOneBuiltDirectly) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("ledger.jsonl");
+  const auto entries = dpar_entries();
+  {
+    LedgerWriter w(path);
+    for (const auto& e : entries) w.append(e);
+  }
+  const privacy::Accountant rebuilt =
+      accountant_from_ledger(read_ledger(path), privacy::Conversion::kBalle);
+  privacy::Accountant direct({}, privacy::Conversion::kBalle);
+  direct.step(Mechanism::exponential(1.0 / 3.0 + 20.0), 4000);
+  direct.step(Mechanism::laplace(std::nextafter(40.0, 41.0)), 4000);
+  direct.step(Mechanism::group_wor(2708, 64, 17, 1.1), 3);
+  EXPECT_EQ(rebuilt.serialise(), direct.serialise());
+  EXPECT_EQ(rebuilt.epsilon(1e-5).epsilon, direct.epsilon(1e-5).epsilon);
+}
+
+TEST(Ledger, ReleaseAfterAnSgdLineIsRefusedNamingFileAndLine) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("ledger.jsonl");
+  {
+    LedgerWriter w(path);
+    w.append(release("dp-appr", Mechanism::exponential(5.0), 10, 0.1));
+    w.append(sgd(0, Mechanism::gaussian(1.0), 0.2));
+    w.append(release("dp-appr", Mechanism::laplace(5.0), 10, 0.3));  // too late
+  }
+  const std::string why = data_error_of(path);
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("line 3"), std::string::npos) << why;
+  EXPECT_NE(why.find("dp-appr"), std::string::npos) << why;
+}
+
+TEST(Ledger, StepNumberingCountsSgdLinesOnly) {
+  testing::TempDir tmp;
+  const std::string ok = tmp.file("ok.jsonl"), bad = tmp.file("bad.jsonl");
+  const std::string rel =
+      R"({"release": "dp-appr", "mechanism": "exponential z=5", "count": 7, "epsilon": 0.1})";
+  write_lines(ok, {rel, rel, R"({"step": 0, "mechanism": "gaussian z=1", "epsilon": 0.2})",
+                   R"({"step": 1, "mechanism": "gaussian z=1", "epsilon": 0.3})"});
+  const auto entries = read_ledger(ok);
+  EXPECT_EQ(entries.size(), 4u);
+  EXPECT_EQ(sgd_steps(entries), 2);
+  EXPECT_EQ(entries[0].count, 7);
+  // The first sgd line after two releases must still be step 0 (not 2).
+  write_lines(bad, {rel, R"({"step": 1, "mechanism": "gaussian z=1", "epsilon": 0.2})"});
+  const std::string why = data_error_of(bad);
+  EXPECT_NE(why.find("line 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("step 0 was expected"), std::string::npos) << why;
+}
+
+TEST(Ledger, OldLedgersWithoutReleaseOrCountReadAsSgdSteps) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("ledger.jsonl");
+  write_lines(path, {R"({"step": 0, "mechanism": "wor n=120 m=60 z=1.25", "scheme": "wor", "sampling_rate": 0.5, "noise_multiplier": 1.25, "subgraphs": 120, "batch_size": 60, "epsilon": 0.83})",
+                     R"({"step": 1, "mechanism": "wor n=120 m=60 z=1.25", "scheme": "wor", "sampling_rate": 0.5, "noise_multiplier": 1.25, "subgraphs": 120, "batch_size": 60, "epsilon": 0.9})"});
+  const auto entries = read_ledger(path);
+  ASSERT_EQ(entries.size(), 2u);
+  for (const auto& e : entries) {
+    EXPECT_TRUE(e.is_sgd());
+    EXPECT_EQ(e.count, 1);
+  }
+  EXPECT_EQ(sgd_steps(entries), 2);
+  EXPECT_EQ(accountant_from_ledger(entries, privacy::Conversion::kBalle).serialise(),
+            "2 wor n=120 m=60 z=1.25\n");
+}
+
+TEST(Ledger, MalformedReleaseLinesAreRefused) {
+  testing::TempDir tmp;
+  int n = 0;
+  for (const std::string& line : {
+           // a release with a step, with count 0, with an empty name; an sgd line with count 2
+           std::string(R"({"release": "dp-appr", "step": 0, "mechanism": "laplace z=1", "count": 1, "epsilon": 0.1})"),
+           std::string(R"({"release": "dp-appr", "mechanism": "laplace z=1", "count": 0, "epsilon": 0.1})"),
+           std::string(R"({"release": "", "mechanism": "laplace z=1", "count": 1, "epsilon": 0.1})"),
+           std::string(R"({"step": 0, "mechanism": "gaussian z=1", "count": 2, "epsilon": 0.1})"),
+       }) {
+    const std::string path = tmp.file("bad" + std::to_string(n++) + ".jsonl");
+    write_lines(path, {line});
+    const std::string why = data_error_of(path);
+    EXPECT_NE(why.find("line 1"), std::string::npos) << line << "\n" << why;
+  }
+  // The writer refuses what the reader would refuse.
+  LedgerWriter w(tmp.file("w.jsonl"));
+  LedgerEntry two = sgd(0, Mechanism::gaussian(1.0), 0.1);
+  two.count = 2;
+  EXPECT_THROW(w.append(two), std::invalid_argument);
+  EXPECT_THROW(w.append(release("dp-appr", Mechanism::laplace(1.0), 0, 0.1)), std::invalid_argument);
+  EXPECT_THROW(w.append(release("", Mechanism::laplace(1.0), 1, 0.1)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dpgnn::train

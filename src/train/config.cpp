@@ -123,6 +123,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("model.hidden", model.hidden, int, "integer", "hidden width, >= 1"),
       DPGNN_STR("model.activation", model.activation, "relu | tanh"),
       DPGNN_NUM("model.dropout", model.dropout, double, "number", "dropout probability in [0, 1)"),
+      DPGNN_STR("model.input_norm", model.input_norm,
+                "none | l2: divide each node's feature row by its Euclidean norm before the model reads it (training, "
+                "evaluation, prediction); per-node preprocessing, no privacy cost"),
       DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
                 "m subgraphs per step (uniform without replacement out of all M); 0 = auto: min(256, M/2)"),
       DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
@@ -267,6 +270,8 @@ void validate(const Config& c) {
   require(c.model.hidden >= 1, f, "model.hidden", "must be >= 1");
   require(c.model.activation == "relu" || c.model.activation == "tanh", f, "model.activation", "must be relu or tanh");
   require(c.model.dropout >= 0 && c.model.dropout < 1, f, "model.dropout", "must be in [0, 1)");
+  require(c.model.input_norm == "none" || c.model.input_norm == "l2", f, "model.input_norm",
+          "must be none or l2, got '" + c.model.input_norm + "'");
   require(c.train.batch_size >= 0, f, "train.batch_size", "must be >= 1 (or 0 for auto)");
   require(std::isfinite(c.train.lr) && c.train.lr > 0, f, "train.lr", "must be > 0");
   require(c.train.optimizer == "adam" || c.train.optimizer == "sgd", f, "train.optimizer", "must be adam or sgd");

@@ -16,6 +16,7 @@
 #include "dpgnn/sampling/batch.h"
 #include "dpgnn/sampling/dp_topk.h"
 #include "dpgnn/util/error.h"
+#include "feature_norm.h"
 
 namespace dpgnn::train {
 namespace {
@@ -291,7 +292,8 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
 
 std::unordered_map<std::int64_t, std::vector<float>> aggregated_features(const std::vector<ApprRow>& rows,
                                                                          const partition::PartitionFile& pf,
-                                                                         const partition::Shard& shard) {
+                                                                         const partition::Shard& shard,
+                                                                         const std::string& input_norm) {
   const graph::DatasetReader reader(pf.path());
   const std::int64_t F = shard.meta.num_features;
   std::unordered_map<std::int64_t, std::vector<float>> out;
@@ -299,7 +301,8 @@ std::unordered_map<std::int64_t, std::vector<float>> aggregated_features(const s
     if (!shard.owns(r.source)) continue;
     std::vector<double> acc(static_cast<std::size_t>(F), 0.0);
     for (std::size_t k = 0; k < r.nodes.size(); ++k) {
-      const std::vector<float> x = reader.read_features(r.nodes[k], r.nodes[k] + 1);
+      std::vector<float> x = reader.read_features(r.nodes[k], r.nodes[k] + 1);
+      normalize_feature_rows(x.data(), 1, F, input_norm);
       for (std::int64_t f = 0; f < F; ++f) acc[static_cast<std::size_t>(f)] += r.weights[k] * x[static_cast<std::size_t>(f)];
     }
     std::vector<float> row(acc.begin(), acc.end());

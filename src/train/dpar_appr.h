@@ -87,9 +87,11 @@ void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded);
 std::int64_t occurrence_bound(const std::vector<ApprRow>& rows, const std::vector<std::int64_t>& folded = {});
 
 // Shard row -> sum_k w_k x_{node_k} for the rows whose source this rank owns (features read
-// from the partition file: the top-K nodes may live on any rank).
+// from the partition file: the top-K nodes may live on any rank), each x row normalised by
+// `input_norm` first (model.input_norm, as the shard's rows are).
 std::unordered_map<std::int64_t, std::vector<float>> aggregated_features(const std::vector<ApprRow>& rows,
                                                                          const partition::PartitionFile& pf,
-                                                                         const partition::Shard& shard);
+                                                                         const partition::Shard& shard,
+                                                                         const std::string& input_norm);
 
 }  // namespace dpgnn::train

@@ -11,6 +11,7 @@
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/train/config.h"
 #include "dpgnn/util/error.h"
+#include "feature_norm.h"
 #include "dpgnn/util/hdf5.h"
 #include "evaluator.h"
 #include "methods/method.h"
@@ -64,14 +65,18 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   if (comm.size() > pf.num_parts())
     throw UsageError("dpgnn predict: " + std::to_string(comm.size()) + " ranks but " + pf.path() + " has " +
                      std::to_string(pf.num_parts()) + " part(s): use at most that many ranks");
-  const partition::Shard shard = partition::load_shard(pf, comm.rank(), comm.size());
+  partition::Shard shard = partition::load_shard(pf, comm.rank(), comm.size());
   const auto& meta = shard.meta;
+  normalize_feature_rows(shard.features.data(), shard.num_local(), meta.num_features, cfg.model.input_norm);
   // Prediction runs on the CPU: it needs no GPU, and CPU results are what the tests pin.
   const c10::Device device(c10::kCPU);
   model::Gnn net(methods::model_config(cfg, meta), cfg.train.seed, device);
   load_parameters(model_path, net);
 
   Evaluator evaluator(shard, comm, device);
+  // The method's inference post-processing (DPAR: the power iteration), as in training.
+  if (const int steps = methods::method_spec(cfg.method_enum()).propagation_steps(cfg); steps > 0)
+    evaluator.set_propagation(steps, cfg.dpar.alpha);
   const at::Tensor logits = evaluator.logits(net).to(torch::kCPU, torch::kFloat32).contiguous();
   const at::Tensor pred = net.predict(logits).contiguous();
   const EvalResult m = evaluator.metrics(pred);

@@ -44,6 +44,7 @@
 #include "dpgnn/util/log.h"
 #include "dpgnn/util/system.h"
 #include "evaluator.h"
+#include "feature_norm.h"
 #include "methods/method.h"
 #include "resume_guard.h"
 #include "secrets.h"
@@ -224,6 +225,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
              std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
   partition::Shard shard = partition::load_shard(pf, rank, world);
   const auto& meta = shard.meta;
+  normalize_feature_rows(shard.features.data(), shard.num_local(), meta.num_features, cfg.model.input_norm);
   ensure(meta.num_features > 0, rank,
          pf.path() + ": the dataset has no node features (num_features = 0); dpgnn trains on node features");
 

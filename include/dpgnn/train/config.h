@@ -31,6 +31,7 @@ struct ModelSection {
   int hidden = 256;
   std::string activation = "relu";
   double dropout = 0.0;
+  std::string input_norm = "none";  // none | l2: row-normalise each node's features (train/feature_norm.h)
 };
 
 struct TrainSection {

@@ -62,7 +62,7 @@ class Dpar : public MethodSpec {
     p.events = pre_release_events(c, z);
     p.occurrence_bound = r.occurrence_bound;
     p.removed_examples = r.folded;
-    p.example_features = aggregated_features(r.rows, pf, shard);
+    p.example_features = aggregated_features(r.rows, pf, shard, c.model.input_norm);
     p.scale = z;
     p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
                 std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +

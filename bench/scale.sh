@@ -10,6 +10,8 @@
 #     WORKDIR       datasets and partitions (made once, reused when present), runs; default /tmp/dpgnn-scale
 #     RANKS         default: 1 2 4
 #   STEPS=20 EVAL_EVERY=10 BATCH=10000 in the environment change the run.
+#   METHOD=dpar trains DPAR instead (node-level: a random 8-part partition, made once; the
+#   method's defaults: batch 80% of the training nodes, BATCH is ignored; epsilon 1).
 #
 # The datasets (`dpgnn synth`, exactly the shapes of issue 12) take ~3-4 min and ~4-9 GB
 # each to partition with METIS (k = 8); the products file is ~1.2 GB, Reddit ~1 GB.
@@ -25,6 +27,7 @@ RANKS=("$@")
 STEPS=${STEPS:-20}
 EVAL_EVERY=${EVAL_EVERY:-10}
 BATCH=${BATCH:-10000}
+METHOD=${METHOD:-drw}
 
 [ -x "$BIN" ] || { echo "scale.sh: no dpgnn binary at $BIN" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
@@ -44,33 +47,52 @@ prepare() {
     # shellcheck disable=SC2086
     /usr/bin/time -f "# synth $name: %e s, peak %M KB" "$BIN" synth ${SYNTH[$name]} --out "$ds"
   fi
-  if [ ! -f "$part" ]; then
+  if [ "$METHOD" != dpar ] && [ ! -f "$part" ]; then
     echo "# partition $name" >&2
     /usr/bin/time -f "# partition $name: %e s, peak %M KB" "$BIN" partition --dataset "$ds" --parts 8 --seed 1 --out "$part"
+  fi
+  if [ "$METHOD" = dpar ] && [ ! -f "$WORK/$name.random8.h5" ]; then
+    echo "# random partition $name" >&2
+    /usr/bin/time -f "# random partition $name: %e s, peak %M KB" "$BIN" partition --dataset "$ds" --parts 8 \
+      --method random --seed 1 --out "$WORK/$name.random8.h5"
+  fi
+}
+
+# The method's settings: DRW as in issue 12, or DPAR with its defaults.
+method_args() {
+  local name=$1
+  if [ "$METHOD" = dpar ]; then
+    echo "--set method=dpar --set data.partition=$WORK/$name.random8.h5 --set privacy.target_epsilon=1" \
+      "--set train.batch_size=0"
+  else
+    echo "--set method=drw --set data.partition=$WORK/$name.metis8.h5 --set model.arch=gcn --set model.layers=2" \
+      "--set model.hidden=256 --set model.activation=relu --set sampler.walk_length=2 --set train.batch_size=$BATCH" \
+      "--set train.optimizer=adam --set train.lr=0.01 --set privacy.target_epsilon=8 --set train.ema=0"
   fi
 }
 
 train() {
-  local name=$1 p=$2 run="$WORK/run-$1-$2" log="$WORK/run-$1-$2.log"
+  local name=$1 p=$2 run="$WORK/run-$METHOD-$1-$2" log="$WORK/run-$METHOD-$1-$2.log"
   rm -rf "$run"
   local mpi=(mpiexec -n "$p")
   [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
   mpi+=(--oversubscribe --bind-to none)
-  "${mpi[@]}" sh -c '/usr/bin/time -f "rank ${OMPI_COMM_WORLD_RANK:-0} peak_rss_kb %M" "$0" "$@"' \
+  rm -f "$log".rank*
+  # Each rank's GNU time line goes to its own file: lines written to one stream interleave.
+  "${mpi[@]}" sh -c '/usr/bin/time -o "$0.rank${OMPI_COMM_WORLD_RANK:-0}" -f "rank ${OMPI_COMM_WORLD_RANK:-0} peak_rss_kb %M" "$@"' \
+    "$log" \
     "$BIN" train --config "$(dirname "$0")/../configs/default.yaml" \
-    --set method=drw --set device=cpu --set data.dataset="$WORK/$name.h5" --set data.partition="$WORK/$name.metis8.h5" \
-    --set model.arch=gcn --set model.layers=2 --set model.hidden=256 --set model.activation=relu \
-    --set sampler.walk_length=2 --set train.batch_size="$BATCH" --set train.optimizer=adam --set train.lr=0.01 \
+    --set device=cpu --set data.dataset="$WORK/$name.h5" $(method_args "$name") \
     --set privacy.clip_norm=1 --set train.max_steps="$STEPS" --set train.eval_every="$EVAL_EVERY" \
-    --set privacy.target_epsilon=8 --set privacy.delta=1e-7 --set train.threads=1 \
+    --set privacy.delta=1e-7 --set train.threads=1 \
     --out "$run" >"$log" 2>&1 || { echo "scale.sh: $name on $p ranks failed, see $log" >&2; tail -5 "$log" >&2; return 1; }
   local sample steps evals acc
   sample=$(grep -oE 'subgraphs over [0-9]+ part\(s\) in [0-9.]+ s' "$log" | grep -oE '[0-9.]+ s$' | head -1)
   steps=$(grep -oE '\([0-9.]+ steps/s\)' "$log" | tail -1 | tr -d '()')
   evals=$(grep -oE 'evaluation [0-9.]+ s' "$log" | awk '{print $2}' | paste -sd, -)
   acc=$(grep -oE 'test accuracy [0-9.]+' "$log" | tail -1 | awk '{print $3}')
-  echo "$name ranks=$p sampling=${sample} throughput=${steps} evaluations_s=${evals} test_accuracy=${acc}"
-  grep -E '^rank [0-9]+ peak_rss_kb' "$log" | sort -n -k2 | awk -v n="$name" -v p="$p" \
+  echo "$METHOD $name ranks=$p sampling=${sample} throughput=${steps} evaluations_s=${evals} test_accuracy=${acc}"
+  cat "$log".rank* | grep -E '^rank [0-9]+ peak_rss_kb' | sort -n -k2 | awk -v n="$name" -v p="$p" \
     '{printf "%s ranks=%s rank=%s peak_rss=%.2f GiB\n", n, p, $2, $4/1048576}'
 }
 

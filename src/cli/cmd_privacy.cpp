@@ -9,6 +9,8 @@
 //                 --noise-multiplier x --steps T --delta d --json
 //   dpgnn privacy --scheme exponential|laplace --noise-multiplier x --steps T --delta d --json
 //                 (T = the number of selections / Laplace-noised values)
+//   dpgnn privacy --ledger RUN/ledger.jsonl --delta d [--json]
+//                 (the total of a run's ledger: pre-training releases and steps, as resume rebuilds it)
 // --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
 // --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
 // steps. All arithmetic lives in privacy/ (standard library only); this file only parses,
@@ -28,6 +30,7 @@
 #include "dpgnn/privacy/mechanism.h"
 #include "dpgnn/privacy/orders.h"
 #include "dpgnn/privacy/rdp.h"
+#include "dpgnn/train/ledger.h"
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::cli {
@@ -38,6 +41,7 @@ namespace pv = dpgnn::privacy;
 
 struct PrivacyOptions {
   std::string scheme;
+  std::string ledger;
   std::optional<std::int64_t> dataset_size, batch_size, max_degree, layers, group_size, steps;
   std::optional<double> sampling_rate, noise_multiplier, target_epsilon, delta;
   std::string conversion = "balle";
@@ -170,7 +174,49 @@ pv::Mechanism mechanism_from(const PrivacyOptions& o) {
   throw UsageError("privacy: unknown scheme");
 }
 
+// The epsilon of a run's ledger: every line's mechanism with its count, composed (the same
+// accountant a resumed run rebuilds, train/ledger.h).
+int run_ledger(const PrivacyOptions& o) {
+  for (const auto& [given, name] : std::vector<std::pair<bool, const char*>>{
+           {!o.scheme.empty(), "--scheme"}, {o.noise_multiplier.has_value(), "--noise-multiplier"},
+           {o.target_epsilon.has_value(), "--target-epsilon"}, {o.steps.has_value(), "--steps"},
+           {o.dataset_size.has_value(), "--dataset-size"}, {o.batch_size.has_value(), "--batch-size"}})
+    if (given) throw UsageError(std::string("privacy: ") + name + " is not used with --ledger (the ledger says it)");
+  if (!o.delta) throw UsageError("privacy: --delta is required (e.g. --delta 1e-5)");
+  pv::validate_delta(*o.delta);
+  const pv::Conversion conversion = pv::parse_conversion(o.conversion);
+  const std::vector<double> orders = o.orders.empty() ? pv::default_orders() : pv::parse_orders(o.orders);
+  const auto entries = train::read_ledger(o.ledger);
+  pv::Accountant acc(orders, conversion);
+  std::int64_t releases = 0;
+  for (const auto& e : entries) {
+    acc.step(e.mechanism, e.count);
+    if (!e.is_sgd()) ++releases;
+  }
+  const pv::EpsilonAtOrder spent = acc.epsilon(*o.delta);
+  const std::int64_t steps = train::sgd_steps(entries);
+  if (o.json) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& ev : acc.history()) events.push_back(pv::Accountant::event_line(ev.mechanism, ev.count));
+    std::cout << nlohmann::json{{"mode", "ledger"},       {"ledger", o.ledger},
+                                {"steps", steps},         {"release_lines", releases},
+                                {"events", events},       {"delta", *o.delta},
+                                {"epsilon", spent.epsilon}, {"order", spent.order},
+                                {"conversion", pv::conversion_name(conversion)}, {"num_orders", orders.size()}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << o.ledger << ": " << releases << " release line(s), " << steps << " steps\n";
+  for (const auto& ev : acc.history()) std::cout << "  " << pv::Accountant::event_line(ev.mechanism, ev.count) << "\n";
+  std::cout << "epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (order " << spent.order << ", "
+            << pv::conversion_name(conversion) << " conversion)\n";
+  return 0;
+}
+
 int run_privacy(const PrivacyOptions& o) {
+  if (!o.ledger.empty()) return run_ledger(o);
+  if (o.scheme.empty()) throw UsageError("privacy: give --scheme (a planned run) or --ledger (a run's ledger)");
   const pv::Mechanism sampling = mechanism_from(o);
   if (!o.delta) throw UsageError("privacy: --delta is required (e.g. --delta 1e-5)");
   pv::validate_delta(*o.delta);
@@ -276,8 +322,10 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
                   "(DP-MLP: rate q, add/remove), dpgnn (node-level DP-GNN), groupwor (m of n "
                   "without replacement, a unit in at most g examples), gaussian (no sampling), "
                   "exponential (one Gumbel-max selection; --steps = selections), laplace (one "
-                  "Laplace-noised value; --steps = values)")
-      ->required();
+                  "Laplace-noised value; --steps = values)");
+  app->add_option("--ledger", opt->ledger,
+                  "a run's ledger.jsonl: the epsilon of everything it records (pre-training releases and "
+                  "steps), at --delta");
   app->add_option("--dataset-size", opt->dataset_size,
                   "n: number of subgraphs (wor), training nodes (dpgnn) or examples (groupwor)");
   app->add_option("--batch-size", opt->batch_size, "m: batch size (wor, dpgnn, groupwor)");

@@ -118,7 +118,9 @@ void add_train_command(CLI::App& root, Registry& registry) {
   app->add_flag("--help-config", opt->help_config, "Print every config key with its default and exit");
   registry.add(app, [opt]() {
     if (opt->help_config) {
-      std::cout << train::describe_config_keys();
+      std::cout << train::describe_config_keys() << "\nMethod defaults (replace the table's for that method; the "
+                                                     "config file and --set replace them):\n\n"
+                << train::describe_method_defaults();
       return 0;
     }
     if (opt->config.empty()) throw UsageError("dpgnn train: --config is required");

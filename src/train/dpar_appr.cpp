@@ -110,8 +110,9 @@ class PartitionRows : public sampling::NeighbourSource {
   std::int64_t rows_read() const { return rows_read_; }
 
  private:
-  static constexpr std::int64_t kBlock = 1024;
-  static constexpr std::size_t kMaxBlocks = 256;
+  // 64 blocks of 64 rows: ~4,000 rows at a time (16 MB at Reddit's 490 entries per row).
+  static constexpr std::int64_t kBlock = 64;
+  static constexpr std::size_t kMaxBlocks = 64;
   const graph::DatasetReader& reader_;
   TrainingIndex& index_;
   std::int64_t num_nodes_;

@@ -257,7 +257,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   std::int64_t M = sampled.ids.total();
   const double sample_secs = std::chrono::duration<double>(Clock::now() - sample_start).count();
   const std::int64_t m =
-      cfg.train.batch_size > 0 ? cfg.train.batch_size : std::max<std::int64_t>(1, std::min<std::int64_t>(256, M / 2));
+      cfg.train.batch_size > 0 ? cfg.train.batch_size : spec.auto_batch_size(M);
   ensure(M >= 1, rank, pf.path() + ": the sampler produced no subgraph (no training node?)");
   ensure(m <= M, rank,
          cfg.source + ": key 'train.batch_size': " + std::to_string(m) + " is larger than the number of subgraphs M = " +

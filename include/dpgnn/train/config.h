@@ -110,6 +110,9 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
 std::string dump_config(const Config& config);
 // Every key with its type, default and description, as Markdown table rows.
 std::string describe_config_keys();
+// The defaults that depend on the method (replacing the table's for that method), as a
+// Markdown table.
+std::string describe_method_defaults();
 // The GPU a validated config pins: N for "cuda:N"; -1 for "cuda" (by local rank) and "cpu".
 int cuda_device_index(const Config& config);
 

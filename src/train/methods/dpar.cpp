@@ -20,6 +20,8 @@
 // The node-to-rank assignment must not depend on the private structure (DESIGN.md 5).
 #include "method.h"
 
+#include <algorithm>
+
 #include "../dpar_appr.h"
 #include "dpgnn/partition/partition_file.h"
 
@@ -36,6 +38,11 @@ class Dpar : public MethodSpec {
     return o;
   }
   model::Arch arch(const Config&) const override { return model::Arch::kMlp; }
+  // 80% of the examples: large batches and few steps learn best at small budgets
+  // (docs/results.md, Coauthor CS).
+  std::int64_t auto_batch_size(std::int64_t realised) const override {
+    return std::max<std::int64_t>(1, (realised * 4) / 5);
+  }
 
   std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const override {
     if (partition_method != "metis") return std::nullopt;

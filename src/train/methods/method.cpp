@@ -1,6 +1,8 @@
 // Defaults of the method seam and the registry (method.h).
 #include "method.h"
 
+#include <algorithm>
+
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::train::methods {
@@ -8,6 +10,10 @@ namespace dpgnn::train::methods {
 sampling::SamplerOptions MethodSpec::part_sampler_options(const Config& c, int,
                                                           const std::vector<std::int64_t>&) const {
   return sampler_options(c);
+}
+
+std::int64_t MethodSpec::auto_batch_size(std::int64_t realised) const {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(256, realised / 2));
 }
 
 std::optional<std::string> MethodSpec::refuse_partition(const Config&, const std::string&) const {

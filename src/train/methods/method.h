@@ -67,6 +67,9 @@ class MethodSpec {
   virtual sampling::SamplerOptions part_sampler_options(const Config& c, int part,
                                                         const std::vector<std::int64_t>& part_train_nodes) const;
 
+  // The batch when train.batch_size is 0 (auto), given M examples. Default: min(256, M / 2).
+  virtual std::int64_t auto_batch_size(std::int64_t realised) const;
+
   // The model architecture; default: what model.arch names.
   virtual model::Arch arch(const Config& c) const { return model::parse_arch(c.model.arch); }
 

@@ -40,9 +40,7 @@ namespace dpgnn::privacy {
 
 std::vector<double> rdp_gaussian(double noise_multiplier, const std::vector<double>& orders) {
   validate_orders(orders);
-  if (!std::isfinite(noise_multiplier) || !(noise_multiplier > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(noise_multiplier));
+  detail::check_noise_multiplier(noise_multiplier);
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double a : orders) rdp.push_back(a / (2.0 * noise_multiplier * noise_multiplier));
@@ -52,9 +50,7 @@ std::vector<double> rdp_gaussian(double noise_multiplier, const std::vector<doub
 
 std::vector<double> rdp_exponential(double noise_multiplier, const std::vector<double>& orders) {
   validate_orders(orders);
-  if (!std::isfinite(noise_multiplier) || !(noise_multiplier > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(noise_multiplier));
+  detail::check_noise_multiplier(noise_multiplier);
   const double z = noise_multiplier;
   const double pure_dp = 2.0 / z;  // eps of eps-BR and of eps-DP
   std::vector<double> rdp;
@@ -93,6 +89,11 @@ std::vector<double> rdp_per_step(const Mechanism& m, const std::vector<double>& 
 }
 
 namespace detail {
+
+void check_noise_multiplier(double z) {
+  if (!std::isfinite(z) || !(z > 0.0))
+    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " + format_double(z));
+}
 
 void check_finite_rdp(const std::vector<double>& rdp, const std::vector<double>& orders,
                       const char* scheme) {

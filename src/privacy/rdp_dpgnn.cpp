@@ -36,9 +36,7 @@ std::vector<double> rdp_dpgnn(std::int64_t n, std::int64_t m, std::int64_t g, do
   if (g < 1 || g > n)
     throw std::invalid_argument("dpgnn: N(K, r) must be in [1, dataset_size = " +
                                 std::to_string(n) + "], got " + std::to_string(g));
-  if (!std::isfinite(z) || !(z > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(z));
+  detail::check_noise_multiplier(z);
 
   // Support of rho: max(0, m - (n - g)) .. min(g, m).
   const std::int64_t k_lo = std::max<std::int64_t>(0, m - (n - g));

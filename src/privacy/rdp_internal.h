@@ -9,6 +9,8 @@ namespace dpgnn::privacy::detail {
 // accountant ever returns a non-finite RDP.
 void check_finite_rdp(const std::vector<double>& rdp, const std::vector<double>& orders,
                       const char* scheme);
+// Throws std::invalid_argument unless the noise multiplier z is finite and > 0.
+void check_noise_multiplier(double z);
 
 // Exposed for the tests that check the two computations of each quantity against each other.
 // Poisson (rdp_poisson.cpp): ln(A_alpha - 1) by the binomial sum (integer alpha >= 2) and by

@@ -48,9 +48,7 @@ double laplace_rdp_at(double alpha, double z) {
 
 std::vector<double> rdp_laplace(double noise_multiplier, const std::vector<double>& orders) {
   validate_orders(orders);
-  if (!std::isfinite(noise_multiplier) || !(noise_multiplier > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(noise_multiplier));
+  detail::check_noise_multiplier(noise_multiplier);
   std::vector<double> rdp;
   rdp.reserve(orders.size());
   for (double a : orders) rdp.push_back(laplace_rdp_at(a, noise_multiplier));

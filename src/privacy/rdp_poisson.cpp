@@ -103,9 +103,7 @@ std::vector<double> rdp_poisson(double q, double s, const std::vector<double>& o
   if (!std::isfinite(q) || !(q > 0.0) || q > 1.0)
     throw std::invalid_argument("poisson: sampling_rate must be in (0, 1], got " +
                                 detail::format_double(q));
-  if (!std::isfinite(s) || !(s > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(s));
+  detail::check_noise_multiplier(s);
   if (q == 1.0) return rdp_gaussian(s, orders);  // no sampling: A_alpha = e^{alpha(alpha-1)/(2s^2)}
   std::vector<double> rdp;
   rdp.reserve(orders.size());

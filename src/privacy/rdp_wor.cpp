@@ -164,9 +164,7 @@ std::vector<double> rdp_wor(double gamma, double z, const std::vector<double>& o
   if (!std::isfinite(gamma) || !(gamma > 0.0) || gamma > 1.0)
     throw std::invalid_argument("wor: sampling fraction m/n must be in (0, 1], got " +
                                 detail::format_double(gamma));
-  if (!std::isfinite(z) || !(z > 0.0))
-    throw std::invalid_argument("noise_multiplier must be a finite number > 0, got " +
-                                detail::format_double(z));
+  detail::check_noise_multiplier(z);
   WorBound bound(gamma, z);
   std::vector<double> rdp;
   rdp.reserve(orders.size());

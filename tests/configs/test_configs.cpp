@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -110,6 +111,36 @@ TEST(ConfigCatalogue, GraphSplitConfigsFollowIgamberdievAndHabernal) {
   }
 }
 
+TEST(ConfigCatalogue, DparConfigsFollowZhangEtAlsDataProtocol) {
+  // Zhang et al. (DPAR), Sec. 4: 80% train / 20% test, inductive, K = 2, alpha 0.25, rho 1e-4,
+  // gamma 1e-4, M = 70, C1 = 0.01, C2 = 0.001, P = 2, epsilon 1, delta about 1 / training
+  // nodes; a structure-independent partition. The training setting is ours (the header says why).
+  for (const std::string ds : {"coauthor-cs", "coauthor-physics", "cora-ml"}) {
+    const std::string rel = ds + "/dpar.yaml";
+    ASSERT_TRUE(fs::exists(kConfigs / rel)) << rel;
+    const Config c = load(rel);
+    EXPECT_EQ(c.method, "dpar") << rel;
+    EXPECT_EQ(c.privacy.target_epsilon, 1.0) << rel;
+    EXPECT_FALSE(c.privacy.noise_multiplier.has_value()) << rel << ": calibrated to the target";
+    EXPECT_EQ(c.dpar.top_k, 2) << rel;
+    EXPECT_EQ(c.dpar.appr_nodes, 70) << rel;
+    EXPECT_EQ(c.dpar.alpha, 0.25) << rel;
+    EXPECT_EQ(c.dpar.rho, 1e-4) << rel;
+    EXPECT_EQ(c.dpar.tolerance, 1e-4) << rel;
+    EXPECT_EQ(c.dpar.gm_clip, 0.01) << rel;
+    EXPECT_EQ(c.dpar.em_clip, 0.001) << rel;
+    EXPECT_EQ(c.dpar.propagation_steps, 2) << rel;
+    EXPECT_NE(c.data.partition.find("random"), std::string::npos) << rel;
+    std::ifstream in(kConfigs / rel);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("--train-fraction 0.8 --val-fraction 0 --setting inductive"), std::string::npos) << rel;
+  }
+  // Coauthor CS: 14,666 training nodes: delta 1e-5 (<= 1/14,666), batch 80% of them.
+  const Config cs = load("coauthor-cs/dpar.yaml");
+  EXPECT_EQ(cs.privacy.delta, 1e-5);
+  EXPECT_EQ(cs.train.batch_size, 11732);
+}
+
 TEST(ConfigCatalogue, PrivateRunsUseTheDeltasOfAyleTable3AndEpsilon8) {
   // Ayle et al. 2022, Appendix C, Table 3.
   const std::map<std::string, double> delta = {{"cora", 1e-5},   {"citeseer", 1e-5},   {"ppi", 1e-5},
@@ -166,6 +197,7 @@ TEST(ConfigCatalogue, ArchitecturesComeFromAyleTable1AndItsGrid) {
   for (const auto& rel : yaml_files(kConfigs, false)) {
     if (rel.find("daigavane") != std::string::npos) continue;
     if (rel.find("/split.yaml") != std::string::npos) continue;  // Igamberdiev & Habernal's protocol (below)
+    if (rel.find("/dpar.yaml") != std::string::npos) continue;   // Zhang et al.'s protocol (below)
     const Config c = load(rel);
     EXPECT_TRUE(c.model.layers == 1 || c.model.layers == 2) << rel;
     EXPECT_TRUE(c.model.hidden == 256 || c.model.hidden == 512) << rel;
@@ -383,8 +415,11 @@ TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterItsHeadersImportAndPartition
         << "dry run: " << name << "; check: " << chk.output;
     ++planned;
   }
-  // The 7 methods of the random-walk catalogue, plus split.yaml where the graph-split paper has the dataset.
-  EXPECT_EQ(planned, 7 + (fs::exists(kConfigs / ds / "split.yaml") ? 1 : 0)) << ds;
+  // The 7 methods of the random-walk catalogue, plus split.yaml where the graph-split paper has the dataset
+  // and dpar.yaml where the importer can make DPAR's 80/20 split.
+  EXPECT_EQ(planned, 7 + (fs::exists(kConfigs / ds / "split.yaml") ? 1 : 0) +
+                         (fs::exists(kConfigs / ds / "dpar.yaml") ? 1 : 0))
+      << ds;
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedData, DryRun, ::testing::ValuesIn(shared_datasets()),

@@ -59,7 +59,7 @@ TEST(Trainer, AddsTheNoiseExactlyOncePerStepWhateverTheNumberOfRanks) {
   // in every coordinate, so the variance of m * delta estimates sigma^2: one draw, not one
   // per rank (4 ranks each adding noise would give 4 sigma^2).
   dpgnn::testing::TempDir tmp;
-  const Config cfg = base_config({"method=drw", "train.optimizer=sgd", "train.lr=1", "train.max_steps=1",
+  const Config cfg = base_config({"method=drw", "train.optimizer=sgd", "train.lr=1", "train.max_steps=1", "train.ema=0",
                                   "privacy.noise_multiplier=100", "privacy.clip_norm=1", "model.hidden=64"});
   const auto names = parameter_names(cfg);
   model::ModelConfig mc;

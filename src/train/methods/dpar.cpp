@@ -30,13 +30,7 @@ namespace {
 
 class Dpar : public MethodSpec {
  public:
-  sampling::SamplerOptions sampler_options(const Config& c) const override {
-    sampling::SamplerOptions o;
-    o.kind = sampling::SamplerKind::node;
-    o.walk_length = c.sampler.walk_length;
-    o.edges = sampling::parse_edge_mode(c.sampler.edges);
-    return o;
-  }
+  sampling::SamplerOptions sampler_options(const Config& c) const override { return single_node_sampler(c); }
   model::Arch arch(const Config&) const override { return model::Arch::kMlp; }
   // 80% of the examples: large batches and few steps learn best at small budgets
   // (docs/results.md, Coauthor CS).

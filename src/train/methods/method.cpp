@@ -40,6 +40,14 @@ PreRelease MethodSpec::pre_release(const Config&, const partition::PartitionFile
   throw Error("method has no pre-training release", kExitInternal);
 }
 
+sampling::SamplerOptions single_node_sampler(const Config& c) {
+  sampling::SamplerOptions o;
+  o.kind = sampling::SamplerKind::node;
+  o.walk_length = c.sampler.walk_length;
+  o.edges = sampling::parse_edge_mode(c.sampler.edges);
+  return o;
+}
+
 const MethodSpec& method_spec(Method m) {
   switch (m) {
     case Method::kDrw: return detail::drw_spec();

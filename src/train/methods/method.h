@@ -110,6 +110,9 @@ class MethodSpec {
   virtual int propagation_steps(const Config&) const { return 0; }
 };
 
+// Every training node alone is one example (the `node` sampler): DP-MLP, MLP and DPAR.
+sampling::SamplerOptions single_node_sampler(const Config& c);
+
 // The method a config names (static instances; never null).
 const MethodSpec& method_spec(Method m);
 

@@ -8,13 +8,7 @@ namespace {
 
 class Mlp : public MethodSpec {
  public:
-  sampling::SamplerOptions sampler_options(const Config& c) const override {
-    sampling::SamplerOptions o;
-    o.kind = sampling::SamplerKind::node;
-    o.walk_length = c.sampler.walk_length;
-    o.edges = sampling::parse_edge_mode(c.sampler.edges);
-    return o;
-  }
+  sampling::SamplerOptions sampler_options(const Config& c) const override { return single_node_sampler(c); }
   model::Arch arch(const Config&) const override { return model::Arch::kMlp; }
 };
 

@@ -331,7 +331,8 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& m
   // Random-walk family: the Cora search of docs/results.md (a narrow tanh GCN, few steps, the
   // parameter average, which is post-processing).
   static const std::vector<std::pair<std::string, std::string>> random_walks = {
-      {"model.hidden", "64"}, {"model.activation", "tanh"}, {"train.max_steps", "200"}, {"train.ema", "0.95"}};
+      {"model.hidden", "64"}, {"model.activation", "tanh"}, {"train.max_steps", "200"}, {"train.ema", "0.95"},
+      {"train.lr", "0.03"}};
   static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> d = {
       {"drw", random_walks},
       {"drw-r", random_walks},

@@ -75,7 +75,6 @@ struct Sampled {
   sampling::GlobalIds ids{std::vector<std::int64_t>{0}};
 };
 
-// Samples every owned part, verifies the invariants, and agrees on the global ids.
 // The subgraphs of `set` whose root is not in `removed` (global ids, sorted; the part's
 // local id v is global part_begin + v), re-packed.
 sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, std::int64_t part_begin,
@@ -93,6 +92,7 @@ sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, std::int64
   return out;
 }
 
+// Samples every owned part, verifies the invariants, and agrees on the global ids.
 // `removed`: roots (global ids, sorted) whose subgraphs are dropped (a pre-training release
 // folded those nodes into other examples).
 Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,

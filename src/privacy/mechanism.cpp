@@ -109,6 +109,19 @@ std::int64_t neighbourhood_bound(std::int64_t max_degree, std::int64_t layers) {
   return total;
 }
 
+// The fields every fixed-size without-replacement scheme shares (m of n, rate m / n), after
+// the caller has checked the sizes and z.
+static Mechanism sampled_without_replacement(Scheme scheme, std::int64_t dataset_size, std::int64_t batch_size,
+                                      double noise_multiplier) {
+  Mechanism m;
+  m.scheme = scheme;
+  m.noise_multiplier = noise_multiplier;
+  m.dataset_size = dataset_size;
+  m.batch_size = batch_size;
+  m.sampling_rate = static_cast<double>(batch_size) / static_cast<double>(dataset_size);
+  return m;
+}
+
 Mechanism Mechanism::gaussian(double noise_multiplier) {
   check_noise(noise_multiplier);
   Mechanism m;
@@ -122,12 +135,7 @@ Mechanism Mechanism::wor(std::int64_t dataset_size, std::int64_t batch_size,
                          double noise_multiplier) {
   check_sizes("wor", dataset_size, batch_size);
   check_noise(noise_multiplier);
-  Mechanism m;
-  m.scheme = Scheme::kWor;
-  m.noise_multiplier = noise_multiplier;
-  m.dataset_size = dataset_size;
-  m.batch_size = batch_size;
-  m.sampling_rate = static_cast<double>(batch_size) / static_cast<double>(dataset_size);
+  Mechanism m = sampled_without_replacement(Scheme::kWor, dataset_size, batch_size, noise_multiplier);
   return m;
 }
 
@@ -157,12 +165,7 @@ Mechanism Mechanism::dpgnn(std::int64_t dataset_size, std::int64_t batch_size,
                                 ") must not exceed dataset_size (training nodes) = " +
                                 std::to_string(dataset_size));
   check_noise(noise_multiplier);
-  Mechanism m;
-  m.scheme = Scheme::kDpGnn;
-  m.noise_multiplier = noise_multiplier;
-  m.dataset_size = dataset_size;
-  m.batch_size = batch_size;
-  m.sampling_rate = static_cast<double>(batch_size) / static_cast<double>(dataset_size);
+  Mechanism m = sampled_without_replacement(Scheme::kDpGnn, dataset_size, batch_size, noise_multiplier);
   m.max_degree = max_degree;
   m.layers = layers;
   return m;
@@ -178,12 +181,7 @@ Mechanism Mechanism::group_wor(std::int64_t dataset_size, std::int64_t batch_siz
                                 std::to_string(dataset_size) + "], got " +
                                 std::to_string(group_bound));
   check_noise(noise_multiplier);
-  Mechanism m;
-  m.scheme = Scheme::kGroupWor;
-  m.noise_multiplier = noise_multiplier;
-  m.dataset_size = dataset_size;
-  m.batch_size = batch_size;
-  m.sampling_rate = static_cast<double>(batch_size) / static_cast<double>(dataset_size);
+  Mechanism m = sampled_without_replacement(Scheme::kGroupWor, dataset_size, batch_size, noise_multiplier);
   m.group_bound = group_bound;
   return m;
 }

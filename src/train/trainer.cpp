@@ -461,7 +461,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       spdlog::info("privacy: steps recalibrated after the release: {} (sigma = {:.4g})", mech.to_string(), sigma);
       if (ledger_releases == 0) {
         // Recorded (fsync) before anything uses the release; a resumed run finds it there.
-        for (const auto& e : release.events) {
+        for (const auto& e : release_events) {
           accountant->step(e.mechanism, e.count);
           LedgerEntry line;
           line.release = release.name;
@@ -720,8 +720,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     if (!priv) j["epsilon"] = nullptr;
     if (has_release) {
       nlohmann::json events = nlohmann::json::array();
-      for (const auto& e : release.events) events.push_back(privacy::Accountant::event_line(e.mechanism, e.count));
-      j["release"] = {{"name", release.name}, {"events", events}, {"scale", release.scale},
+      for (const auto& e : release_events) events.push_back(privacy::Accountant::event_line(e.mechanism, e.count));
+      j["release"] = {{"name", release.name}, {"events", events}, {"scale", release_z},
                       {"fraction_of_target", spec.pre_release_fraction(cfg)}};
       j["occurrence_bound"] = occurrence;
     }

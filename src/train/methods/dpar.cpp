@@ -39,9 +39,7 @@ class Dpar : public MethodSpec {
   }
 
   std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const override {
-    if (partition_method != "metis") return std::nullopt;
-    return c.source + ": method dpar gives node-level DP, where the graph structure is private; a METIS "
-                      "partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.";
+    return refuse_metis_for_node_level_dp(c, partition_method);
   }
 
   privacy::Mechanism mechanism(const Config&, std::int64_t realised, std::int64_t, std::int64_t m, double z,
@@ -60,11 +58,9 @@ class Dpar : public MethodSpec {
     const ApprRelease r = release_dp_appr(c.dpar, pf, shard, comm, key, z);
     PreRelease p;
     p.name = "dp-appr";
-    p.events = pre_release_events(c, z);
     p.occurrence_bound = r.occurrence_bound;
     p.removed_examples = r.folded;
     p.example_features = aggregated_features(r.rows, pf, shard, c.model.input_norm);
-    p.scale = z;
     p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
                 std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +
                 " training nodes, scale z = " + std::to_string(z) + ", occurrence bound g = " +

@@ -23,9 +23,7 @@ class DpGnn : public MethodSpec {
   }
 
   std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const override {
-    if (partition_method != "metis") return std::nullopt;
-    return c.source + ": method dpgnn gives node-level DP, where the graph structure is private; a METIS "
-                      "partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.";
+    return refuse_metis_for_node_level_dp(c, partition_method);
   }
 
   std::optional<std::string> check_privacy(const Config& c, std::int64_t realised) const override {

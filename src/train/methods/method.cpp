@@ -40,6 +40,13 @@ PreRelease MethodSpec::pre_release(const Config&, const partition::PartitionFile
   throw Error("method has no pre-training release", kExitInternal);
 }
 
+std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const std::string& partition_method) {
+  if (partition_method != "metis") return std::nullopt;
+  return c.source + ": method " + c.method +
+         " gives node-level DP, where the graph structure is private; a METIS partition depends on it (DESIGN.md "
+         "5). Use `dpgnn partition --method random`.";
+}
+
 sampling::SamplerOptions single_node_sampler(const Config& c) {
   sampling::SamplerOptions o;
   o.kind = sampling::SamplerKind::node;

@@ -41,7 +41,6 @@ namespace dpgnn::train::methods {
 // A private release made once before the first training step (DPAR's DP-APPR matrix).
 struct PreRelease {
   std::string name;                               // the ledger's "release" label, e.g. "dp-appr"
-  std::vector<privacy::AccountantEvent> events;   // its privacy cost, composed before the steps
   // The most training examples whose input one node's data enters after the release (g of
   // the group accountant; 1 when every example is one node alone).
   std::int64_t occurrence_bound = 1;
@@ -51,7 +50,6 @@ struct PreRelease {
   // Shard row of an example -> its input features, for the examples the release changed
   // (rows this rank owns); every other example reads its own feature row.
   std::unordered_map<std::int64_t, std::vector<float>> example_features;
-  double scale = 0.0;                             // the calibrated noise scale it used
   std::string summary;                            // one line for the log
 };
 
@@ -101,14 +99,19 @@ class MethodSpec {
   // so that these alone spend pre_release_fraction(c) of the target epsilon.
   virtual std::vector<privacy::AccountantEvent> pre_release_events(const Config& c, double z) const;
   virtual double pre_release_fraction(const Config& c) const;
-  // Collective: computes the release with scale z; `key` is a secret every rank holds (the
-  // batch secret), so any rank draws the same noise for the same source.
+  // Collective: computes the release with scale z (its privacy cost is pre_release_events(c,
+  // z)); `key` is a secret every rank holds (the batch secret), so any rank draws the same
+  // noise for the same source.
   virtual PreRelease pre_release(const Config& c, const partition::PartitionFile& pf,
                                  const partition::Shard& shard, dist::Communicator& comm, const Secret& key,
                                  double z) const;
   // Post-processing applied at evaluation (DPAR: power iteration); 0 steps = none.
   virtual int propagation_steps(const Config&) const { return 0; }
 };
+
+// The refusal of a METIS partition for a node-level DP method (DESIGN.md 5: the structure is
+// private, and METIS's assignment depends on it), or nothing for any other partition.
+std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const std::string& partition_method);
 
 // Every training node alone is one example (the `node` sampler): DP-MLP, MLP and DPAR.
 sampling::SamplerOptions single_node_sampler(const Config& c);

@@ -256,8 +256,12 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   Sampled sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes());
   std::int64_t M = sampled.ids.total();
   const double sample_secs = std::chrono::duration<double>(Clock::now() - sample_start).count();
+  std::int64_t total_train = 0;
+  for (auto c : pf.part_train_nodes()) total_train += c;
+  auto population = [&](std::int64_t realised_m) { return spec.population(cfg, realised_m, total_train); };
+  // Automatic batch: sized by the population the accountant uses (M_min with worst_case).
   const std::int64_t m =
-      cfg.train.batch_size > 0 ? cfg.train.batch_size : spec.auto_batch_size(M);
+      cfg.train.batch_size > 0 ? cfg.train.batch_size : spec.auto_batch_size(population(M));
   ensure(M >= 1, rank, pf.path() + ": the sampler produced no subgraph (no training node?)");
   ensure(m <= M, rank,
          cfg.source + ": key 'train.batch_size': " + std::to_string(m) + " is larger than the number of subgraphs M = " +
@@ -272,9 +276,6 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                  "degree bounding); sampler.degree_bound: require is covered");
 
   // ---- privacy: mechanism, noise ------------------------------------------------------------
-  std::int64_t total_train = 0;
-  for (auto c : pf.part_train_nodes()) total_train += c;
-  auto population = [&](std::int64_t realised_m) { return spec.population(cfg, realised_m, total_train); };
   // A method's pre-training release (DPAR's DP-APPR): its scale is calibrated so that it alone
   // spends pre_release_fraction of the target; the steps are then calibrated after it. The
   // occurrence bound g is known only once the release is made (after the secrets): until

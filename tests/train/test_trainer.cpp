@@ -176,6 +176,36 @@ TEST(Trainer, DrwDResamplesAndTheLedgerComposesTheChangingPopulations) {
   EXPECT_NEAR(acc.epsilon(cfg.privacy.delta).epsilon, s.epsilon, 1e-12 * s.epsilon);
 }
 
+// train.batch_size 0 (methods/method.h, full_batch_while_small): a full batch for drw, drw-r
+// and split while M <= 4096, the population M_min with privacy.worst_case; drw-d (which
+// re-samples) and the other methods keep min(256, M / 2).
+TEST(Trainer, TheAutomaticBatchIsAFullBatchForTheFixedReplaceOneSets) {
+  dpgnn::testing::TempDir tmp;
+  auto run = [&](const std::vector<std::string>& o, const std::string& name) {
+    std::vector<std::string> all = {"train.batch_size=0", "train.max_steps=2", "privacy.noise_multiplier=2",
+                                    "model.hidden=8"};
+    all.insert(all.end(), o.begin(), o.end());
+    return train_in_process(base_config(all), tmp.file(name), 2);
+  };
+  for (const std::string method : {"drw", "drw-r"}) {
+    const TrainSummary s = run({"method=" + method}, method);
+    EXPECT_GT(s.subgraphs, 2) << method;
+    EXPECT_EQ(s.batch_size, s.subgraphs) << method;
+    const auto entries = read_ledger(tmp.file(method) + "/ledger.jsonl");
+    ASSERT_FALSE(entries.empty());
+    EXPECT_EQ(entries[0].mechanism.sampling_rate, 1.0) << method;
+  }
+  const TrainSummary split = run({"method=split", "sampler.splits=50"}, "split");
+  EXPECT_EQ(split.batch_size, split.subgraphs);
+  const TrainSummary worst = run({"method=drw", "privacy.worst_case=true"}, "worst");
+  EXPECT_EQ(worst.batch_size, worst.subgraphs) << "M_min, the population the accountant uses";
+  const TrainSummary drwd = run({"method=drw-d"}, "drwd");
+  const auto first = read_ledger(tmp.file("drwd") + "/ledger.jsonl").at(0).mechanism;  // epoch 0's M
+  EXPECT_EQ(drwd.batch_size, std::min<std::int64_t>(256, first.dataset_size / 2));
+  const TrainSummary mlp = run({"method=dp-mlp"}, "dpmlp");
+  EXPECT_EQ(mlp.batch_size, std::min<std::int64_t>(256, mlp.subgraphs / 2));
+}
+
 TEST(Trainer, DpGnnUsesTheHypergeometricAccountantAndRefusesAMetisPartition) {
   dpgnn::testing::TempDir tmp;
   Config cfg = base_config({"method=dpgnn", "privacy.noise_multiplier=2", "model.hidden=8", "sampler.max_degree=2",

@@ -16,6 +16,11 @@ std::int64_t MethodSpec::auto_batch_size(std::int64_t realised) const {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(256, realised / 2));
 }
 
+std::int64_t full_batch_while_small(std::int64_t realised) {
+  if (realised <= kFullBatchLimit) return std::max<std::int64_t>(1, realised);
+  return std::min<std::int64_t>(256, realised / 2);
+}
+
 std::optional<std::string> MethodSpec::refuse_partition(const Config&, const std::string&) const {
   return std::nullopt;
 }

@@ -116,6 +116,16 @@ std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const
 // Every training node alone is one example (the `node` sampler): DP-MLP, MLP and DPAR.
 sampling::SamplerOptions single_node_sampler(const Config& c);
 
+// The automatic batch of the replace-one WOR methods (DRW, DRW-R, graph splits): every
+// example (a full batch, q = 1) while there are at most kFullBatchLimit, else the default
+// min(256, M / 2). Why: the WOR bound (Wang, Balle & Kasiviswanathan 2019) gives almost no
+// amplification at moderate q, so a full batch, which is plain Gaussian composition, needs
+// about the same noise multiplier as half a batch for twice the examples: about twice the
+// signal per unit of noise (docs/configs.md, "Batch size"). Beyond the limit a full batch
+// costs an epoch per step, and the noise is small next to the gradients anyway.
+constexpr std::int64_t kFullBatchLimit = 4096;
+std::int64_t full_batch_while_small(std::int64_t realised);
+
 // The method a config names (static instances; never null).
 const MethodSpec& method_spec(Method m);
 

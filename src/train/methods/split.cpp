@@ -32,6 +32,8 @@ class Split : public MethodSpec {
     return o;
   }
 
+  std::int64_t auto_batch_size(std::int64_t realised) const override { return full_batch_while_small(realised); }
+
   // The paper's s splits of the whole training set, shared among the parts in proportion to
   // their training nodes (sampling::splits_per_part, as `dpgnn sample` does).
   sampling::SamplerOptions part_sampler_options(const Config& c, int part,

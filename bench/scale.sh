@@ -11,7 +11,7 @@
 #     RANKS         default: 1 2 4
 #   STEPS=20 EVAL_EVERY=10 BATCH=10000 in the environment change the run.
 #   METHOD=dpar trains DPAR instead (node-level: a random 8-part partition, made once; the
-#   method's defaults: batch 80% of the training nodes, BATCH is ignored; epsilon 1).
+#   method's defaults: every example in every step, BATCH is ignored; epsilon 1).
 #
 # The datasets (`dpgnn synth`, exactly the shapes of issue 12) take ~3-4 min and ~4-9 GB
 # each to partition with METIS (k = 8); the products file is ~1.2 GB, Reddit ~1 GB.

@@ -128,7 +128,7 @@ const std::vector<Field>& fields() {
                 "evaluation, prediction); per-node preprocessing, no privacy cost"),
       DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
                 "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r and split all M "
-                "while M <= 4096 (a full batch), else min(256, M/2); dpar 80% of M; the others min(256, M/2)"),
+                "while M <= 4096 (a full batch), else min(256, M/2); dpar all M; the others min(256, M/2)"),
       DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
       DPGNN_STR("train.optimizer", train.optimizer, "adam | sgd"),
       DPGNN_NUM("train.momentum", train.momentum, double, "number", "SGD momentum in [0, 1)"),
@@ -338,7 +338,7 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& m
       {"drw-r", random_walks},
       {"drw-d", random_walks},
       // DPAR: the Coauthor CS search at epsilon 1 (linear f_theta on l2-normalised features,
-      // batch 80% of the examples through train.batch_size 0, 100 steps, most of the budget to DP-SGD).
+      // every example in every step through train.batch_size 0, 100 steps, most of the budget to DP-SGD).
       {"dpar",
        {{"model.layers", "1"}, {"model.input_norm", "l2"}, {"train.max_steps", "100"}, {"train.lr", "0.1"},
         {"dpar.appr_fraction", "0.1"}}},

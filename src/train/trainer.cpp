@@ -259,9 +259,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   std::int64_t total_train = 0;
   for (auto c : pf.part_train_nodes()) total_train += c;
   auto population = [&](std::int64_t realised_m) { return spec.population(cfg, realised_m, total_train); };
-  // Automatic batch: sized by the population the accountant uses (M_min with worst_case).
-  const std::int64_t m =
-      cfg.train.batch_size > 0 ? cfg.train.batch_size : spec.auto_batch_size(population(M));
+  // Automatic batch: sized by the population the accountant uses (M_min with worst_case); a
+  // pre-training release that folds examples away sizes it again below.
+  std::int64_t m = cfg.train.batch_size > 0 ? cfg.train.batch_size : spec.auto_batch_size(population(M));
   ensure(M >= 1, rank, pf.path() + ": the sampler produced no subgraph (no training node?)");
   ensure(m <= M, rank,
          cfg.source + ": key 'train.batch_size': " + std::to_string(m) + " is larger than the number of subgraphs M = " +
@@ -444,6 +444,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     if (!release.removed_examples.empty()) {
       sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
       M = sampled.ids.total();
+      if (cfg.train.batch_size == 0) m = spec.auto_batch_size(population(M));
       ensure(m <= M, rank,
              cfg.source + ": key 'train.batch_size' (" + std::to_string(m) + ") exceeds the " + std::to_string(M) +
                  " examples left after the release");

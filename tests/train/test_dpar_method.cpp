@@ -82,6 +82,21 @@ TEST(DparMethod, GivesTheSameReleaseModelAndEpsilonOn1_2And4Ranks) {
   }
 }
 
+// train.batch_size 0: every example left after the release (a full batch), sized after the
+// folding removed some: never the provisional size, which would exceed them.
+TEST(DparMethod, TheAutomaticBatchIsEveryExampleLeftAfterTheRelease) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = dpar_config({"train.batch_size=0", "privacy.target_epsilon=2", "train.max_steps=3"});
+  const TrainSummary s = train_in_process(cfg, tmp.file("auto"), 2);
+  EXPECT_LT(s.subgraphs, 400) << "some training nodes were folded into the released rows";
+  EXPECT_EQ(s.batch_size, s.subgraphs);
+  for (const auto& e : read_ledger(tmp.file("auto") + "/ledger.jsonl")) {
+    if (e.is_sgd()) {
+      EXPECT_EQ(e.mechanism.batch_size, e.mechanism.dataset_size);
+    }
+  }
+}
+
 TEST(DparMethod, TheLedgerHoldsTheReleaseThenTheStepsAndRebuildsTheEpsilon) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = dpar_config({"dpar.mechanism=em1", "dpar.top_k=3", "dpar.appr_fraction=0.25",

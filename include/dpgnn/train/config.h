@@ -35,7 +35,7 @@ struct ModelSection {
 };
 
 struct TrainSection {
-  std::int64_t batch_size = 0;  // m; 0 = auto: min(256, M / 2)
+  std::int64_t batch_size = 0;  // m; 0 = auto: the method's (MethodSpec::auto_batch_size)
   double lr = 0.01;
   std::string optimizer = "adam";
   double momentum = 0.0;

@@ -127,8 +127,9 @@ const std::vector<Field>& fields() {
                 "none | l2: divide each node's feature row by its Euclidean norm before the model reads it (training, "
                 "evaluation, prediction); per-node preprocessing, no privacy cost"),
       DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
-                "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r and split all M "
-                "while M <= 4096 (a full batch), else min(256, M/2); dpar all M; the others min(256, M/2)"),
+                "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r, drw-d (each "
+                "re-sampling epoch's M) and split all M while M <= 4096 (a full batch), else min(256, M/2); dpar all "
+                "M; the others min(256, M/2)"),
       DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
       DPGNN_STR("train.optimizer", train.optimizer, "adam | sgd"),
       DPGNN_NUM("train.momentum", train.momentum, double, "number", "SGD momentum in [0, 1)"),

@@ -518,9 +518,19 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     epoch = e;
     sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
     M = sampled.ids.total();
+    // The automatic batch follows the epoch's M (a full batch stays a full batch: each step is
+    // then the plain Gaussian mechanism whatever M is, so the calibration still holds).
+    if (cfg.train.batch_size == 0) m = spec.auto_batch_size(population(M));
     ensure(m <= M, rank,
            "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +
                " subgraphs, fewer than train.batch_size = " + std::to_string(m));
+    if (priv) {
+      try {
+        check_exact_grid_sum(noise_grid, clip, m);
+      } catch (const UsageError& e) {
+        ensure(false, rank, cfg.source + ": " + e.what());
+      }
+    }
     mech = mechanism_for(M, z);
   };
   resample_if_needed(start_step);

@@ -176,9 +176,9 @@ TEST(Trainer, DrwDResamplesAndTheLedgerComposesTheChangingPopulations) {
   EXPECT_NEAR(acc.epsilon(cfg.privacy.delta).epsilon, s.epsilon, 1e-12 * s.epsilon);
 }
 
-// train.batch_size 0 (methods/method.h, full_batch_while_small): a full batch for drw, drw-r
-// and split while M <= 4096, the population M_min with privacy.worst_case; drw-d (which
-// re-samples) and the other methods keep min(256, M / 2).
+// train.batch_size 0 (methods/method.h, full_batch_while_small): a full batch for drw, drw-r,
+// drw-d and split while M <= 4096, the population M_min with privacy.worst_case; the other
+// methods keep min(256, M / 2).
 TEST(Trainer, TheAutomaticBatchIsAFullBatchForTheFixedReplaceOneSets) {
   dpgnn::testing::TempDir tmp;
   auto run = [&](const std::vector<std::string>& o, const std::string& name) {
@@ -199,9 +199,16 @@ TEST(Trainer, TheAutomaticBatchIsAFullBatchForTheFixedReplaceOneSets) {
   EXPECT_EQ(split.batch_size, split.subgraphs);
   const TrainSummary worst = run({"method=drw", "privacy.worst_case=true"}, "worst");
   EXPECT_EQ(worst.batch_size, worst.subgraphs) << "M_min, the population the accountant uses";
-  const TrainSummary drwd = run({"method=drw-d"}, "drwd");
-  const auto first = read_ledger(tmp.file("drwd") + "/ledger.jsonl").at(0).mechanism;  // epoch 0's M
-  EXPECT_EQ(drwd.batch_size, std::min<std::int64_t>(256, first.dataset_size / 2));
+  // drw-d: a full batch of each re-sampling epoch's own M (a plain Gaussian step every time,
+  // so the same per-step epsilon whatever M is).
+  run({"method=drw-d", "sampler.resample_every=1", "train.max_steps=4"}, "drwd");
+  std::set<std::int64_t> populations;
+  for (const auto& e : read_ledger(tmp.file("drwd") + "/ledger.jsonl")) {
+    populations.insert(e.mechanism.dataset_size);
+    EXPECT_EQ(e.mechanism.batch_size, e.mechanism.dataset_size);
+    EXPECT_EQ(e.mechanism.sampling_rate, 1.0);
+  }
+  EXPECT_GT(populations.size(), 1u) << "the epochs' M differ, and so do their batches";
   const TrainSummary mlp = run({"method=dp-mlp"}, "dpmlp");
   EXPECT_EQ(mlp.batch_size, std::min<std::int64_t>(256, mlp.subgraphs / 2));
 }

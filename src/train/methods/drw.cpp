@@ -25,11 +25,8 @@ class DrwFamily : public MethodSpec {
     return o;
   }
 
-  // DRW-D re-samples: a later epoch may hold fewer subgraphs than the first, so its batch
-  // keeps the default (a full batch of epoch 0 would not fit).
-  std::int64_t auto_batch_size(std::int64_t realised) const override {
-    return method_ == Method::kDrwD ? MethodSpec::auto_batch_size(realised) : full_batch_while_small(realised);
-  }
+  // For DRW-D the trainer sizes it again at every re-sampling, from that epoch's M.
+  std::int64_t auto_batch_size(std::int64_t realised) const override { return full_batch_while_small(realised); }
 
   std::int64_t population(const Config& c, std::int64_t realised, std::int64_t total_train) const override {
     if (!c.privacy.worst_case) return realised;

@@ -116,7 +116,7 @@ std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const
 // Every training node alone is one example (the `node` sampler): DP-MLP, MLP and DPAR.
 sampling::SamplerOptions single_node_sampler(const Config& c);
 
-// The automatic batch of the replace-one WOR methods (DRW, DRW-R, graph splits): every
+// The automatic batch of the replace-one WOR methods (DRW, DRW-R, DRW-D, graph splits): every
 // example (a full batch, q = 1) while there are at most kFullBatchLimit, else the default
 // min(256, M / 2). Why: the WOR bound (Wang, Balle & Kasiviswanathan 2019) gives almost no
 // amplification at moderate q, so a full batch, which is plain Gaussian composition, needs

@@ -512,15 +512,16 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   }
 
   // ---- re-sampling (DRW-D): the subgraph set of the epoch holding step t --------------------------------
+  const bool full_auto_batch = cfg.train.batch_size == 0 && m == population(M);
   auto resample_if_needed = [&](std::int64_t t) {
     const std::uint64_t e = spec.epoch_of_step(cfg, t);
     if (e == epoch) return;
     epoch = e;
     sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
     M = sampled.ids.total();
-    // The automatic batch follows the epoch's M (a full batch stays a full batch: each step is
-    // then the plain Gaussian mechanism whatever M is, so the calibration still holds).
-    if (cfg.train.batch_size == 0) m = spec.auto_batch_size(population(M));
+    // An automatic full batch follows the epoch's M (each step is then the plain Gaussian
+    // mechanism whatever M is, so the calibration still holds); any other batch stays as it is.
+    if (full_auto_batch) m = population(M);
     ensure(m <= M, rank,
            "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +
                " subgraphs, fewer than train.batch_size = " + std::to_string(m));

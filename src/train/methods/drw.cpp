@@ -25,7 +25,7 @@ class DrwFamily : public MethodSpec {
     return o;
   }
 
-  // For DRW-D the trainer sizes it again at every re-sampling, from that epoch's M.
+  // DRW-D: when this is a full batch, the trainer keeps it full at every re-sampling.
   std::int64_t auto_batch_size(std::int64_t realised) const override { return full_batch_while_small(realised); }
 
   std::int64_t population(const Config& c, std::int64_t realised, std::int64_t total_train) const override {

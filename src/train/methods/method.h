@@ -121,7 +121,7 @@ sampling::SamplerOptions single_node_sampler(const Config& c);
 // min(256, M / 2). Why: the WOR bound (Wang, Balle & Kasiviswanathan 2019) gives almost no
 // amplification at moderate q, so a full batch, which is plain Gaussian composition, needs
 // about the same noise multiplier as half a batch for twice the examples: about twice the
-// signal per unit of noise (docs/configs.md, "Batch size"). Beyond the limit a full batch
+// signal per unit of noise (docs/configs.md, "Method defaults"). Beyond the limit a full batch
 // costs an epoch per step, and the noise is small next to the gradients anyway.
 constexpr std::int64_t kFullBatchLimit = 4096;
 std::int64_t full_batch_while_small(std::int64_t realised);

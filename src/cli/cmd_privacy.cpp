@@ -187,14 +187,10 @@ int run_ledger(const PrivacyOptions& o) {
   const pv::Conversion conversion = pv::parse_conversion(o.conversion);
   const std::vector<double> orders = o.orders.empty() ? pv::default_orders() : pv::parse_orders(o.orders);
   const auto entries = train::read_ledger(o.ledger);
-  pv::Accountant acc(orders, conversion);
-  std::int64_t releases = 0;
-  for (const auto& e : entries) {
-    acc.step(e.mechanism, e.count);
-    if (!e.is_sgd()) ++releases;
-  }
+  const pv::Accountant acc = train::accountant_from_ledger(entries, conversion, orders);
   const pv::EpsilonAtOrder spent = acc.epsilon(*o.delta);
   const std::int64_t steps = train::sgd_steps(entries);
+  const std::int64_t releases = static_cast<std::int64_t>(entries.size()) - steps;
   if (o.json) {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& ev : acc.history()) events.push_back(pv::Accountant::event_line(ev.mechanism, ev.count));

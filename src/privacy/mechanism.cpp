@@ -122,14 +122,17 @@ static Mechanism sampled_without_replacement(Scheme scheme, std::int64_t dataset
   return m;
 }
 
-Mechanism Mechanism::gaussian(double noise_multiplier) {
+// A mechanism applied to the whole input, without sampling (rate 1), after checking z.
+static Mechanism unsampled(Scheme scheme, double noise_multiplier) {
   check_noise(noise_multiplier);
   Mechanism m;
-  m.scheme = Scheme::kGaussian;
+  m.scheme = scheme;
   m.noise_multiplier = noise_multiplier;
   m.sampling_rate = 1.0;
   return m;
 }
+
+Mechanism Mechanism::gaussian(double noise_multiplier) { return unsampled(Scheme::kGaussian, noise_multiplier); }
 
 Mechanism Mechanism::wor(std::int64_t dataset_size, std::int64_t batch_size,
                          double noise_multiplier) {
@@ -186,23 +189,9 @@ Mechanism Mechanism::group_wor(std::int64_t dataset_size, std::int64_t batch_siz
   return m;
 }
 
-Mechanism Mechanism::exponential(double noise_multiplier) {
-  check_noise(noise_multiplier);
-  Mechanism m;
-  m.scheme = Scheme::kExponential;
-  m.noise_multiplier = noise_multiplier;
-  m.sampling_rate = 1.0;
-  return m;
-}
+Mechanism Mechanism::exponential(double noise_multiplier) { return unsampled(Scheme::kExponential, noise_multiplier); }
 
-Mechanism Mechanism::laplace(double noise_multiplier) {
-  check_noise(noise_multiplier);
-  Mechanism m;
-  m.scheme = Scheme::kLaplace;
-  m.noise_multiplier = noise_multiplier;
-  m.sampling_rate = 1.0;
-  return m;
-}
+Mechanism Mechanism::laplace(double noise_multiplier) { return unsampled(Scheme::kLaplace, noise_multiplier); }
 
 Mechanism Mechanism::with_noise_multiplier(double noise_multiplier) const {
   check_noise(noise_multiplier);

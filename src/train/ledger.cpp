@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "dpgnn/util/error.h"
 
@@ -116,8 +117,8 @@ std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries) {
 }
 
 privacy::Accountant accountant_from_ledger(const std::vector<LedgerEntry>& entries,
-                                           privacy::Conversion conversion) {
-  privacy::Accountant acc({}, conversion);
+                                           privacy::Conversion conversion, std::vector<double> orders) {
+  privacy::Accountant acc(std::move(orders), conversion);
   for (const auto& e : entries) acc.step(e.mechanism, e.count);
   return acc;
 }

@@ -363,15 +363,19 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                                          : model::ClipConfig::flat(clip);
   Evaluator evaluator(shard, comm, device, device_comm);
   const std::int64_t P = net.num_parameters();
-  // The discrete Gaussian's grid (noise.h), checked before anything is written.
+  // The discrete Gaussian's grid (noise.h) for the current sigma, z and batch, checked before
+  // anything is written; made again whenever they change.
   NoiseGrid noise_grid;
-  if (priv) {
+  auto make_checked_grid = [&]() {
     try {
       noise_grid = make_noise_grid(sigma, sigma / z, P);
       check_exact_grid_sum(noise_grid, clip, m);
     } catch (const UsageError& e) {
       ensure(false, rank, cfg.source + ": " + e.what());
     }
+  };
+  if (priv) {
+    make_checked_grid();
     if (rank == 0)
       spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "
                    "rounding to the grid)",
@@ -452,12 +456,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     z = calibrate_steps_noise();
     mech = mechanism_for(M, z);
     sigma = privacy::noise_std(mech, clip);
-    try {
-      noise_grid = make_noise_grid(sigma, sigma / z, P);
-      check_exact_grid_sum(noise_grid, clip, m);
-    } catch (const UsageError& e) {
-      ensure(false, rank, cfg.source + ": " + e.what());
-    }
+    make_checked_grid();
     if (rank == 0) {
       spdlog::info("{}", release.summary);
       spdlog::info("privacy: steps recalibrated after the release: {} (sigma = {:.4g})", mech.to_string(), sigma);
@@ -525,13 +524,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     ensure(m <= M, rank,
            "drw-d re-sampling (epoch " + std::to_string(epoch) + ") produced M = " + std::to_string(M) +
                " subgraphs, fewer than train.batch_size = " + std::to_string(m));
-    if (priv) {
-      try {
-        check_exact_grid_sum(noise_grid, clip, m);
-      } catch (const UsageError& e) {
-        ensure(false, rank, cfg.source + ": " + e.what());
-      }
-    }
+    if (priv) make_checked_grid();  // the same sigma and z: the same grid, checked for the new batch
     mech = mechanism_for(M, z);
   };
   resample_if_needed(start_step);

@@ -43,6 +43,16 @@ Config dpar_config(std::vector<std::string> overrides) {
   return base_config(all);
 }
 
+// A one-rank run must throw, naming `needle` in its message.
+void expect_refusal(const Config& cfg, const std::string& out, const std::string& needle, const std::string& what) {
+  try {
+    train_in_process(cfg, out, 1);
+    FAIL() << what;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 std::vector<std::string> parameter_names(const Config& cfg) {
   model::ModelConfig mc;
   mc.arch = model::Arch::kMlp;
@@ -144,23 +154,13 @@ TEST(DparMethod, TheLedgerHoldsTheReleaseThenTheStepsAndRebuildsTheEpsilon) {
 TEST(DparMethod, RefusesAMetisPartition) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = base_config({"method=dpar", "dpar.appr_nodes=10"});  // the fixture's METIS parts
-  try {
-    train_in_process(cfg, tmp.file("metis"), 1);
-    FAIL() << "a METIS partition was accepted for node-level DP";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("METIS"), std::string::npos) << e.what();
-  }
+  expect_refusal(cfg, tmp.file("metis"), "METIS", "a METIS partition was accepted for node-level DP");
 }
 
 TEST(DparMethod, RefusesMoreSourcesThanTrainingNodes) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = dpar_config({"dpar.appr_nodes=100000"});
-  try {
-    train_in_process(cfg, tmp.file("big"), 1);
-    FAIL() << "dpar.appr_nodes above the training nodes was accepted";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("dpar.appr_nodes"), std::string::npos) << e.what();
-  }
+  expect_refusal(cfg, tmp.file("big"), "dpar.appr_nodes", "dpar.appr_nodes above the training nodes was accepted");
 }
 
 TEST(DparMethod, LearnsOnASmallHomophilousGraphAndThePowerIterationHelps) {

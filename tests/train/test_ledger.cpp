@@ -50,6 +50,11 @@ std::string data_error_of(const std::string& path) {
   return "no DataError";
 }
 
+void write_ledger(const std::string& path, const std::vector<LedgerEntry>& entries) {
+  LedgerWriter w(path);
+  for (const auto& e : entries) w.append(e);
+}
+
 // A DPAR-like ledger: 2 release lines (Gumbel selections, Laplace values) + 3 sgd steps.
 std::vector<LedgerEntry> dpar_entries() {
   const Mechanism sel = Mechanism::exponential(1.0 / 3.0 + 20.0);
@@ -63,10 +68,7 @@ TEST(Ledger, ReleaseAndSgdLinesRoundTripExactly) {
   testing::TempDir tmp;
   const std::string path = tmp.file("ledger.jsonl");
   const auto entries = dpar_entries();
-  {
-    LedgerWriter w(path);
-    for (const auto& e : entries) w.append(e);
-  }
+  write_ledger(path, entries);
   const auto back = read_ledger(path);
   ASSERT_EQ(back.size(), entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -102,10 +104,7 @@ TEST(Ledger, AccountantFromLedgerEqualsOneBuiltDirectly) {
   testing::TempDir tmp;
   const std::string path = tmp.file("ledger.jsonl");
   const auto entries = dpar_entries();
-  {
-    LedgerWriter w(path);
-    for (const auto& e : entries) w.append(e);
-  }
+  write_ledger(path, entries);
   const privacy::Accountant rebuilt =
       accountant_from_ledger(read_ledger(path), privacy::Conversion::kBalle);
   privacy::Accountant direct({}, privacy::Conversion::kBalle);

@@ -74,8 +74,8 @@ std::vector<LedgerEntry> read_ledger(const std::string& path);
 std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries);
 
 // An accountant holding exactly the ledger's events: every entry, releases included, stepped
-// with its count.
+// with its count (`orders` empty = privacy::default_orders()).
 privacy::Accountant accountant_from_ledger(const std::vector<LedgerEntry>& entries,
-                                           privacy::Conversion conversion);
+                                           privacy::Conversion conversion, std::vector<double> orders = {});
 
 }  // namespace dpgnn::train

@@ -12,13 +12,17 @@ sampling::SamplerOptions MethodSpec::part_sampler_options(const Config& c, int,
   return sampler_options(c);
 }
 
-std::int64_t MethodSpec::auto_batch_size(std::int64_t realised) const {
+namespace {
+// The default automatic batch: min(256, M / 2), at least 1.
+std::int64_t half_up_to_256(std::int64_t realised) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(256, realised / 2));
 }
+}  // namespace
+
+std::int64_t MethodSpec::auto_batch_size(std::int64_t realised) const { return half_up_to_256(realised); }
 
 std::int64_t full_batch_while_small(std::int64_t realised) {
-  if (realised <= kFullBatchLimit) return std::max<std::int64_t>(1, realised);
-  return std::min<std::int64_t>(256, realised / 2);
+  return realised <= kFullBatchLimit ? std::max<std::int64_t>(1, realised) : half_up_to_256(realised);
 }
 
 std::optional<std::string> MethodSpec::refuse_partition(const Config&, const std::string&) const {

@@ -57,15 +57,23 @@ std::vector<double> Accountant::total_rdp_of(const std::vector<AccountantEvent>&
 
 std::vector<double> Accountant::total_rdp() const { return total_rdp_of(history_); }
 
+void Accountant::set_subsample(const Subsample& subsample) {
+  Subsample::of(subsample.population, subsample.sample);  // validates
+  if (subsample_ && !(*subsample_ == subsample))
+    throw std::invalid_argument("accountant: the run's subsample is already " + subsample_->to_string() +
+                                ", cannot set " + subsample.to_string());
+  subsample_ = subsample;
+}
+
 EpsilonAtOrder Accountant::epsilon(double delta) const {
   validate_delta(delta);
   if (history_.empty()) return {0.0, orders_.front()};
-  return epsilon_from_rdp(orders_, total_rdp(), delta, conversion_);
+  return epsilon_of_run(orders_, total_rdp(), delta, conversion_, subsample_);
 }
 
 DeltaAtOrder Accountant::delta(double epsilon) const {
   if (history_.empty()) return {0.0, orders_.front()};
-  return delta_from_rdp(orders_, total_rdp(), epsilon, conversion_);
+  return delta_of_run(orders_, total_rdp(), epsilon, conversion_, subsample_);
 }
 
 bool Accountant::would_exceed(double target_epsilon, double delta, const Mechanism& next,
@@ -78,7 +86,7 @@ bool Accountant::would_exceed(double target_epsilon, double delta, const Mechani
   std::vector<AccountantEvent> hypothetical = history_;
   append(hypothetical, next, count);
   const EpsilonAtOrder e =
-      epsilon_from_rdp(orders_, total_rdp_of(hypothetical), delta, conversion_);
+      epsilon_of_run(orders_, total_rdp_of(hypothetical), delta, conversion_, subsample_);
   return e.epsilon > target_epsilon;
 }
 
@@ -108,13 +116,14 @@ AccountantEvent Accountant::parse_event_line(const std::string& line) {
 }
 
 std::string Accountant::serialise() const {
-  std::string out;
+  std::string out = subsample_ ? subsample_->to_string() + "\n" : std::string();
   for (const AccountantEvent& e : history_) out += event_line(e.mechanism, e.count) + "\n";
   return out;
 }
 
 void Accountant::restore(const std::string& text) {
   std::vector<AccountantEvent> history;
+  std::optional<Subsample> subsample;
   std::istringstream in(text);
   std::string line;
   int number = 0;
@@ -122,6 +131,12 @@ void Accountant::restore(const std::string& text) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
     try {
+      if (line.rfind("subsample", 0) == 0) {
+        if (subsample || !history.empty())
+          throw std::invalid_argument("a subsample line must come first, and once");
+        subsample = Subsample::parse(line);
+        continue;
+      }
       const AccountantEvent e = parse_event_line(line);
       cached_rdp(e.mechanism);
       append(history, e.mechanism, e.count);
@@ -131,6 +146,7 @@ void Accountant::restore(const std::string& text) {
     }
   }
   history_ = std::move(history);
+  subsample_ = subsample;
 }
 
 }  // namespace dpgnn::privacy

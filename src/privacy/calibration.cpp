@@ -79,7 +79,7 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
   auto evaluate = [&](double z) {
     std::vector<double> rdp = events_rdp(events_at(z), orders);
     for (std::size_t i = 0; i < options.prior_rdp.size(); ++i) rdp[i] += options.prior_rdp[i];
-    return epsilon_from_rdp(orders, rdp, delta, options.conversion);
+    return epsilon_of_run(orders, rdp, delta, options.conversion, options.subsample);
   };
 
   // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target.

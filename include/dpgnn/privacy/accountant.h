@@ -16,11 +16,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dpgnn/privacy/conversion.h"
 #include "dpgnn/privacy/mechanism.h"
+#include "dpgnn/privacy/subsample.h"
 
 namespace dpgnn::privacy {
 
@@ -39,6 +41,12 @@ class Accountant {
 
   // Records `count` (>= 1) steps of `mechanism`.
   void step(const Mechanism& mechanism, std::int64_t count = 1);
+
+  // The whole run is applied to a hidden uniform sample (subsample.h): every epsilon below is
+  // then the amplified one. Set once, before or after steps; throws std::invalid_argument
+  // when a different subsample is already set.
+  void set_subsample(const Subsample& subsample);
+  const std::optional<Subsample>& subsample() const { return subsample_; }
 
   // Epsilon spent so far at `delta` (0 with no steps), and the minimising order.
   EpsilonAtOrder epsilon(double delta) const;
@@ -60,8 +68,8 @@ class Accountant {
   std::int64_t total_steps() const;
 
   // Plain-text serialisation, one event per line: "<count> <mechanism text>", e.g.
-  // "100 wor n=1000 m=10 z=1". Orders and conversion are not part of it (they are
-  // configuration). restore() replaces the history; it throws std::invalid_argument for a
+  // "100 wor n=1000 m=10 z=1", after a first line "subsample n=.. m=.." when one is set.
+  // Orders and conversion are not part of it (they are configuration). restore() replaces the history; it throws std::invalid_argument for a
   // malformed line (naming its number) and leaves the accountant unchanged then.
   std::string serialise() const;
   void restore(const std::string& text);
@@ -77,6 +85,7 @@ class Accountant {
   std::vector<double> orders_;
   Conversion conversion_;
   std::vector<AccountantEvent> history_;
+  std::optional<Subsample> subsample_;
   mutable std::map<Mechanism, std::vector<double>> rdp_cache_;
 };
 

@@ -27,6 +27,9 @@ struct CalibrationOptions {
   // composed after it (Mironov 2017, Proposition 1), as when DPAR's DP-SGD follows its
   // DP-APPR release.
   std::vector<double> prior_rdp;
+  // The whole run on a hidden uniform sample (subsample.h): the target is met by the
+  // amplified epsilon, as the accountant reports it.
+  std::optional<Subsample> subsample;
 };
 
 struct NoiseCalibration {

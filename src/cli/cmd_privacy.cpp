@@ -198,12 +198,17 @@ int run_ledger(const PrivacyOptions& o) {
                                 {"steps", steps},         {"release_lines", releases},
                                 {"events", events},       {"delta", *o.delta},
                                 {"epsilon", spent.epsilon}, {"order", spent.order},
-                                {"conversion", pv::conversion_name(conversion)}, {"num_orders", orders.size()}}
+                                {"conversion", pv::conversion_name(conversion)}, {"num_orders", orders.size()},
+                                {"subsample", acc.subsample() ? nlohmann::json(acc.subsample()->to_string())
+                                                              : nlohmann::json(nullptr)}}
                      .dump()
               << "\n";
     return 0;
   }
   std::cout << o.ledger << ": " << releases << " release line(s), " << steps << " steps\n";
+  if (acc.subsample())
+    std::cout << "  the run is on a hidden uniform sample, " << acc.subsample()->to_string() << " (q = "
+              << acc.subsample()->rate() << "): epsilon amplified by it (Balle, Barthe & Gaboardi 2018, Sec. 5)\n";
   for (const auto& ev : acc.history()) std::cout << "  " << pv::Accountant::event_line(ev.mechanism, ev.count) << "\n";
   std::cout << "epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (order " << spent.order << ", "
             << pv::conversion_name(conversion) << " conversion)\n";

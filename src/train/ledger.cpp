@@ -22,6 +22,9 @@ void check_entry(const LedgerEntry& e) {
   if (e.is_sgd() && e.count != 1)
     throw std::invalid_argument("ledger: an sgd line records exactly one step, got count " +
                                 std::to_string(e.count));
+  if ((e.release == kGraphSampleRelease) != e.subsample.has_value())
+    throw std::invalid_argument(std::string("ledger: the subsample belongs on the '") + kGraphSampleRelease +
+                                "' line, and only there");
   if (!e.is_sgd() && e.count < 1)
     throw std::invalid_argument("ledger: release '" + e.release + "' needs count >= 1, got " +
                                 std::to_string(e.count));
@@ -42,7 +45,13 @@ void LedgerWriter::append(const LedgerEntry& e) {
   check_entry(e);
   const auto& m = e.mechanism;
   nlohmann::json j;
-  if (e.is_sgd()) {
+  if (e.subsample) {
+    j = {{"release", e.release},
+         {"subsample", e.subsample->to_string()},
+         {"rate", e.subsample->rate()},
+         {"count", e.count},
+         {"epsilon", e.epsilon}};
+  } else if (e.is_sgd()) {
     j = {{"step", e.step},
          {"mechanism", m.to_string()},
          {"scheme", privacy::scheme_name(m.scheme)},
@@ -86,7 +95,10 @@ std::vector<LedgerEntry> read_ledger(const std::string& path) {
       } else if (j.contains("step")) {
         throw std::invalid_argument("release '" + e.release + "' carries a step");
       }
-      e.mechanism = privacy::Mechanism::parse(j.at("mechanism").get<std::string>());
+      if (e.release == kGraphSampleRelease)
+        e.subsample = privacy::Subsample::parse(j.at("subsample").get<std::string>());
+      else
+        e.mechanism = privacy::Mechanism::parse(j.at("mechanism").get<std::string>());
       e.epsilon = j.at("epsilon").get<double>();
       check_entry(e);
     } catch (const std::exception& ex) {
@@ -94,6 +106,8 @@ std::vector<LedgerEntry> read_ledger(const std::string& path) {
                       std::string("malformed ledger entry (") + ex.what() +
                           "); the ledger is append-only and must not be edited");
     }
+    if (e.subsample && !out.empty())
+      throw DataError(path, where, std::string("the '") + kGraphSampleRelease + "' line must be the ledger's first");
     if (e.is_sgd()) {
       if (e.step != sgd)
         throw DataError(path, where,
@@ -119,7 +133,12 @@ std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries) {
 privacy::Accountant accountant_from_ledger(const std::vector<LedgerEntry>& entries,
                                            privacy::Conversion conversion, std::vector<double> orders) {
   privacy::Accountant acc(std::move(orders), conversion);
-  for (const auto& e : entries) acc.step(e.mechanism, e.count);
+  for (const auto& e : entries) {
+    if (e.subsample)
+      acc.set_subsample(*e.subsample);
+    else
+      acc.step(e.mechanism, e.count);
+  }
   return acc;
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -186,6 +187,52 @@ TEST(Ledger, MalformedReleaseLinesAreRefused) {
   EXPECT_THROW(w.append(two), std::invalid_argument);
   EXPECT_THROW(w.append(release("dp-appr", Mechanism::laplace(1.0), 0, 0.1)), std::invalid_argument);
   EXPECT_THROW(w.append(release("", Mechanism::laplace(1.0), 1, 0.1)), std::invalid_argument);
+}
+
+// DPAR with graph sampling: the "graph-sample" line first, then the release and the steps;
+// the accountant rebuilt from it amplifies by the sample.
+TEST(Ledger, TheGraphSampleLineComesFirstAndAmplifiesTheRebuiltEpsilon) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("ledger.jsonl");
+  LedgerEntry sample;
+  sample.release = kGraphSampleRelease;
+  sample.subsample = privacy::Subsample::of(14666, 1320);
+  auto entries = dpar_entries();
+  entries.insert(entries.begin(), sample);
+  write_ledger(path, entries);
+  const auto back = read_ledger(path);
+  ASSERT_EQ(back.size(), entries.size());
+  ASSERT_TRUE(back[0].subsample.has_value());
+  EXPECT_EQ(*back[0].subsample, *sample.subsample);
+  EXPECT_FALSE(back[1].subsample.has_value());
+  EXPECT_EQ(sgd_steps(back), 3);
+  const auto acc = accountant_from_ledger(back, privacy::Conversion::kBalle);
+  ASSERT_TRUE(acc.subsample().has_value());
+  privacy::Accountant whole;
+  for (std::size_t i = 1; i < back.size(); ++i) whole.step(back[i].mechanism, back[i].count);
+  const double q = 1320.0 / 14666.0;
+  EXPECT_NEAR(acc.epsilon(1e-5).epsilon,
+              std::log1p(q * std::expm1(whole.epsilon(1e-5 / q).epsilon)), 1e-12);
+  EXPECT_LT(acc.epsilon(1e-5).epsilon, whole.epsilon(1e-5).epsilon);
+
+  // Anywhere but first, or without its subsample, or a subsample on another line: refused.
+  const std::string sample_line = R"({"release": "graph-sample", "subsample": "subsample n=10 m=2", "count": 1, "epsilon": 0})";
+  const std::string step_line = R"({"step": 0, "mechanism": "gaussian z=1", "epsilon": 0.1})";
+  int n = 0;
+  for (const auto& lines : std::vector<std::vector<std::string>>{
+           {step_line, sample_line},
+           {sample_line, sample_line},
+           {R"({"release": "graph-sample", "count": 1, "epsilon": 0})"},
+           {R"({"release": "graph-sample", "subsample": "subsample n=10 m=11", "count": 1, "epsilon": 0})"},
+       }) {
+    const std::string bad = tmp.file("gs" + std::to_string(n++) + ".jsonl");
+    write_lines(bad, lines);
+    EXPECT_NE(data_error_of(bad), "no DataError") << lines.back();
+  }
+  LedgerWriter w(tmp.file("w.jsonl"));
+  LedgerEntry misplaced = release("dp-appr", Mechanism::laplace(1.0), 1, 0.1);
+  misplaced.subsample = privacy::Subsample::of(10, 2);
+  EXPECT_THROW(w.append(misplaced), std::invalid_argument);
 }
 
 }  // namespace

@@ -14,6 +14,10 @@
 //      {"release": "dp-appr", "mechanism": "exponential z=20", "count": 4000,
 //       "scheme": "exponential", "noise_multiplier": 20, "epsilon": 0.51}
 //    Release lines may appear only before the first sgd line.
+//  * the run's hidden sample (DPAR's graph sampling at rate q'), at most one line, first:
+//      {"release": "graph-sample", "subsample": "subsample n=14666 m=1320", "rate": 0.09,
+//       "count": 1, "epsilon": 0}
+//    Every epsilon of the run is then amplified by it (privacy/subsample.h).
 // `mechanism` is privacy::Mechanism's exact text form (doubles with 17 digits), from which
 // the accountant is rebuilt bit for bit; the other fields are for people and plots. A line
 // without "release" is an sgd line and one without "count" counts 1, so ledgers written
@@ -31,6 +35,8 @@ namespace dpgnn::train {
 
 // The `release` name of a training step.
 inline constexpr const char* kSgdRelease = "sgd";
+// The `release` name of the run's hidden sample.
+inline constexpr const char* kGraphSampleRelease = "graph-sample";
 
 struct LedgerEntry {
   std::int64_t step = 0;  // sgd: the 0-based step number; release lines: unused (0)
@@ -42,6 +48,8 @@ struct LedgerEntry {
   // "sgd" for a training step; any other non-empty name (e.g. "dp-appr") for a pre-training
   // release.
   std::string release = kSgdRelease;
+  // Set on the "graph-sample" line only (which has no mechanism).
+  std::optional<privacy::Subsample> subsample;
 
   bool is_sgd() const { return release == kSgdRelease; }
 };

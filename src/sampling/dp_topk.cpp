@@ -142,7 +142,8 @@ namespace {
 
 bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
 
-void check_inputs(const SparseVector& v, std::int64_t universe, const TopKOptions& o) {
+void check_inputs(const SparseVector& v, const TopKUniverse& u, const TopKOptions& o) {
+  const std::int64_t universe = u.range;
   if (o.k < 1) throw std::invalid_argument("dp_topk: k must be >= 1, got " + std::to_string(o.k));
   if (!finite_positive(o.clip))
     throw std::invalid_argument("dp_topk: clip must be finite and > 0, got " + std::to_string(o.clip));
@@ -154,6 +155,9 @@ void check_inputs(const SparseVector& v, std::int64_t universe, const TopKOption
   if (o.mechanism != TopKMechanism::gm && o.mechanism != TopKMechanism::em0 && o.mechanism != TopKMechanism::em1)
     throw std::invalid_argument("dp_topk: unknown mechanism");
   if (universe < 1) throw std::invalid_argument("dp_topk: universe must be >= 1, got " + std::to_string(universe));
+  if (u.members < 1 || u.members > universe || (!u.is_member && u.members != universe))
+    throw std::invalid_argument("dp_topk: the universe's members (" + std::to_string(u.members) +
+                                ") must be in [1, " + std::to_string(universe) + "], all of it without a membership test");
   if (v.index.size() != v.value.size())
     throw std::invalid_argument("dp_topk: vector has " + std::to_string(v.index.size()) + " indices but " +
                                 std::to_string(v.value.size()) + " values");
@@ -161,16 +165,19 @@ void check_inputs(const SparseVector& v, std::int64_t universe, const TopKOption
     if (v.index[i] < 0 || v.index[i] >= universe)
       throw std::invalid_argument("dp_topk: vector index " + std::to_string(v.index[i]) + " outside the universe [0, " +
                                   std::to_string(universe) + ")");
+    if (u.is_member && !u.is_member(v.index[i]))
+      throw std::invalid_argument("dp_topk: vector index " + std::to_string(v.index[i]) +
+                                  " is not a member of the universe");
     if (i > 0 && v.index[i] <= v.index[i - 1])
       throw std::invalid_argument("dp_topk: vector indices must be strictly increasing");
     if (!(std::isfinite(v.value[i]) && v.value[i] >= 0.0))
       throw std::invalid_argument("dp_topk: vector value at index " + std::to_string(v.index[i]) +
                                   " must be finite and >= 0");
   }
-  // |support| + k <= U (compared without overflow).
-  if (static_cast<std::uint64_t>(o.k) > static_cast<std::uint64_t>(universe) - v.index.size())
+  // |support| + k <= members (compared without overflow).
+  if (static_cast<std::uint64_t>(o.k) > static_cast<std::uint64_t>(u.members) - v.index.size())
     throw std::invalid_argument("dp_topk: k = " + std::to_string(o.k) + " plus the support size " +
-                                std::to_string(v.index.size()) + " exceeds the universe " + std::to_string(universe));
+                                std::to_string(v.index.size()) + " exceeds the universe " + std::to_string(u.members));
 }
 
 struct Candidate {
@@ -182,8 +189,13 @@ struct Candidate {
 }  // namespace
 
 TopK dp_topk(const SparseVector& v, std::int64_t universe, const TopKOptions& o, SecureStream& rng) {
+  return dp_topk(v, TopKUniverse{universe, universe, {}}, o, rng);
+}
+
+TopK dp_topk(const SparseVector& v, const TopKUniverse& u, const TopKOptions& o, SecureStream& rng) {
   using namespace topk_detail;
-  check_inputs(v, universe, o);
+  check_inputs(v, u, o);
+  const std::int64_t universe = u.range;
   const std::size_t s = v.index.size();
   const bool gm = o.mechanism == TopKMechanism::gm;
 
@@ -224,15 +236,16 @@ TopK dp_topk(const SparseVector& v, std::int64_t universe, const TopKOptions& o,
   // put them at distinct uniformly random non-support indices: by exchangeability the ordered
   // k-tuple of positions holding the k largest of n iid continuous draws is uniform over
   // ordered k-tuples of distinct positions and independent of the values.
-  const std::uint64_t n = static_cast<std::uint64_t>(universe) - s;
+  const std::uint64_t n = static_cast<std::uint64_t>(u.members) - s;
   const int count = static_cast<int>(std::min<std::uint64_t>(n, static_cast<std::uint64_t>(o.k)));
   const std::vector<double> log_u = top_order_statistics_log_cdf(rng, n, count);
   std::vector<std::int64_t> chosen;
   chosen.reserve(static_cast<std::size_t>(count));
   while (static_cast<int>(chosen.size()) < count) {
-    // Rejection: uniform over [0, U), refused when in the support or already taken, is uniform
-    // over the remaining non-support candidates.
+    // Rejection: uniform over [0, U), refused when not a member, in the support or already
+    // taken, is uniform over the remaining non-support members.
     const auto j = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(universe)));
+    if (u.is_member && !u.is_member(j)) continue;
     if (std::binary_search(v.index.begin(), v.index.end(), j)) continue;
     if (std::find(chosen.begin(), chosen.end(), j) != chosen.end()) continue;
     chosen.push_back(j);

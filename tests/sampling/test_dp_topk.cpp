@@ -354,6 +354,48 @@ TEST(DpTopK, HugeUniverseIsFast) {
   }
 }
 
+// A universe that is a subset of [0, range) (DPAR's graph sampling): the same distribution as
+// the direct mechanism over the members alone, and every reported index a member.
+TEST(DpTopK, ASubsetUniverseMatchesTheDirectMechanismOverItsMembers) {
+  const std::int64_t range = 30, stride = 3, members = 10;  // members 0, 3, ..., 27
+  const TopKUniverse u{range, members, [](std::int64_t j) { return j % 3 == 0; }};
+  const auto v = make_vec({{3, 2.0}, {12, 1.0}, {21, 0.5}});
+  const auto compact = make_vec({{1, 2.0}, {4, 1.0}, {7, 0.5}});  // index j / 3
+  TopKOptions gm;
+  gm.mechanism = TopKMechanism::gm;
+  gm.clip = 2.0;
+  gm.noise_scale = 1.0;
+  TopKOptions em0 = gm;
+  em0.mechanism = TopKMechanism::em0;
+  em0.clip = 1.0;
+  em0.noise_scale = 0.4;
+  std::uint8_t key = 60;
+  for (const auto& o : {gm, em0}) {
+    Summary fast, slow;
+    SecureStream rng(key_of(key), StreamPurpose::noise, 0, 0);
+    std::mt19937_64 gen(2000 + key++);
+    for (int t = 0; t < 50000; ++t) {
+      const TopK f = dp_topk(v, u, o, rng);
+      for (auto j : f.index) ASSERT_EQ(j % stride, 0) << "index " << j << " is not a member";
+      record(fast, f);
+      TopK d = direct_topk(compact, members, o, gen);
+      for (auto& j : d.index) j *= stride;
+      record(slow, d);
+    }
+    const std::string what = o.mechanism == TopKMechanism::gm ? "gm subset" : "em0 subset";
+    expect_same_distribution(fast.first, slow.first, what + " first index");
+    expect_same_distribution(fast.pair, slow.pair, what + " top-2 pair");
+  }
+  // A support index outside the members, or members outside [1, range]: refused.
+  SecureStream rng(key_of(70), StreamPurpose::noise, 0, 0);
+  EXPECT_THROW(dp_topk(make_vec({{4, 1.0}}), u, gm, rng), std::invalid_argument);
+  EXPECT_THROW(dp_topk(v, TopKUniverse{range, range + 1, u.is_member}, gm, rng), std::invalid_argument);
+  EXPECT_THROW(dp_topk(v, TopKUniverse{range, members, {}}, gm, rng), std::invalid_argument);
+  TopKOptions big = gm;
+  big.k = 8;  // 3 support + 8 > 10 members
+  EXPECT_THROW(dp_topk(v, u, big, rng), std::invalid_argument);
+}
+
 TEST(DpTopK, RejectsBadOptionsNamingThem) {
   SecureStream rng(key_of(1), StreamPurpose::noise, 0, 0);
   const auto v = make_vec({{1, 0.5}, {3, 0.2}});

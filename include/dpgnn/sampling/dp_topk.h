@@ -30,6 +30,7 @@
 // hidden, so it is keyed by a secret, never by the public seed).
 #pragma once
 
+#include <functional>
 #include <cstdint>
 #include <vector>
 
@@ -61,6 +62,20 @@ struct TopK {
 // (em1 only), non-finite options, universe < 1, an index outside [0, universe) or out of
 // order, a negative or non-finite value, or |support| + k > universe.
 TopK dp_topk(const SparseVector& v, std::int64_t universe, const TopKOptions& o, SecureStream& rng);
+
+// A universe that is a subset of [0, range): the `members` indices for which is_member holds
+// (DPAR's graph sampling: the training nodes of the hidden sample). The zero entries are then
+// the members outside the support, and their indices are drawn uniformly among those members
+// (rejection over [0, range): about range / members draws each). is_member empty = every
+// index of [0, range) (members must then equal range).
+struct TopKUniverse {
+  std::int64_t range = 0;
+  std::int64_t members = 0;
+  std::function<bool(std::int64_t)> is_member;
+};
+// As above over `universe`; additionally throws std::invalid_argument when a support index is
+// not a member or members is outside [1, range].
+TopK dp_topk(const SparseVector& v, const TopKUniverse& universe, const TopKOptions& o, SecureStream& rng);
 
 // ---- samplers (exposed for tests; every one draws only from `rng`) ----------------------
 namespace topk_detail {

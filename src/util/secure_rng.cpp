@@ -60,6 +60,17 @@ Secret derive_secret(const Secret& master, std::uint64_t id, const char* context
   return s;
 }
 
+unsigned __int128 keyed_hash128(const Secret& key, std::uint64_t value) {
+  ensure_sodium();
+  static_assert(crypto_shorthash_siphashx24_KEYBYTES <= kSecretBytes, "SipHash key size");
+  unsigned char in[8], out[crypto_shorthash_siphashx24_BYTES];
+  for (int i = 0; i < 8; ++i) in[i] = static_cast<unsigned char>(value >> (8 * i));  // little-endian
+  crypto_shorthash_siphashx24(out, in, sizeof in, key.bytes.data());
+  unsigned __int128 h = 0;
+  for (int i = 15; i >= 0; --i) h = (h << 8) | out[i];
+  return h;
+}
+
 void write_secret_file(const std::string& path, const Secret& secret) {
   const std::string tmp = path + ".tmp";
   ::unlink(tmp.c_str());  // a leftover of a crash; O_EXCL below then guarantees a fresh 0600 file

@@ -36,6 +36,12 @@ Secret secret_from_pinned_seed(std::uint64_t seed);
 // A subkey of `master` for `id` in `context` (exactly 8 characters), crypto_kdf_derive_from_key.
 Secret derive_secret(const Secret& master, std::uint64_t id, const char* context);
 
+// A keyed 128-bit pseudorandom function of `value`: SipHash-2-4 with 128-bit output
+// (libsodium's crypto_shorthash_siphashx24; Aumasson & Bernstein 2012, "SipHash: a fast
+// short-input PRF") keyed by the first 16 bytes of `key`. Without the key its values are
+// indistinguishable from independent uniform 128-bit numbers (ties: probability n^2 / 2^129).
+unsigned __int128 keyed_hash128(const Secret& key, std::uint64_t value);
+
 // Writes the secret as 64 hex digits to `path` atomically with mode 0600: a temporary file
 // created with open(O_CREAT | O_EXCL, 0600) (never readable by others, not even briefly),
 // written, fsync'ed, renamed over `path`, and the directory fsync'ed. Throws IoError.

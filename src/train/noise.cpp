@@ -64,11 +64,11 @@ std::uint64_t isqrt(std::uint64_t v) {
 
 }  // namespace
 
-NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_params) {
-  if (!(sigma > 0.0) || !(sensitivity > 0.0) || num_params < 1)
-    throw UsageError("noise: sigma, sensitivity and the parameter count must be positive");
+NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_params, int changed_ranks) {
+  if (!(sigma > 0.0) || !(sensitivity > 0.0) || num_params < 1 || changed_ranks < 1)
+    throw UsageError("noise: sigma, sensitivity, the parameter count and the changed ranks must be positive");
   const double z = sigma / sensitivity;
-  const double root_p = std::sqrt(static_cast<double>(num_params));
+  const double root_p = static_cast<double>(changed_ranks) * std::sqrt(static_cast<double>(num_params));
   if (z * root_p > 0x1.0p27)
     throw UsageError("noise: noise multiplier x sqrt(parameters) = " + std::to_string(z * root_p) +
                      " exceeds 2^27, the range of the exact discrete Gaussian sampler");
@@ -82,7 +82,8 @@ NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_par
   // of variance), far more than the rounding of sigma, gamma and z in double, so that no
   // floating-point rounding can make s2 too small.
   const long double scale = (static_cast<long double>(sigma) / static_cast<long double>(g.gamma) +
-                             static_cast<long double>(z) * std::sqrt(static_cast<long double>(num_params))) *
+                             static_cast<long double>(z) * static_cast<long double>(changed_ranks) *
+                                 std::sqrt(static_cast<long double>(num_params))) *
                             (1.0L + 1e-12L);
   g.variance = static_cast<std::uint64_t>(std::ceil(scale * scale)) + 1;
   g.sigma_effective = g.gamma * std::sqrt(static_cast<double>(g.variance));

@@ -178,5 +178,23 @@ TEST(NoiseGrid, VarianceCoversTheRoundedSensitivity) {
   EXPECT_THROW(make_noise_grid(1e6, 1.0, 1000000), UsageError);  // z sqrt(P) = 1e9 > 2^27
 }
 
+// Two changed ranks (an example moving between ranks, DPAR's graph sampling): the allowance
+// covers both roundings, s2 >= (z (Delta / gamma + 2 sqrt(P)))^2.
+TEST(NoiseGrid, TwoChangedRanksDoubleTheRoundingAllowance) {
+  for (double z : {0.5, 4.0}) {
+    const std::int64_t p = 92000;
+    const double delta = 2.0, sigma = z * delta;
+    const NoiseGrid one = make_noise_grid(sigma, delta, p);
+    const NoiseGrid two = make_noise_grid(sigma, delta, p, 2);
+    EXPECT_EQ(two.gamma, one.gamma);
+    const long double need = static_cast<long double>(z) * (static_cast<long double>(delta) / two.gamma +
+                                                            2.0L * std::sqrt(static_cast<long double>(p)));
+    EXPECT_GE(static_cast<long double>(two.variance), need * need) << "z " << z;
+    EXPECT_GT(two.variance, one.variance);
+    EXPECT_LT(two.sigma_effective, sigma * (1 + 1e-3));
+  }
+  EXPECT_THROW(make_noise_grid(1.0, 2.0, 10, 0), UsageError);
+}
+
 }  // namespace
 }  // namespace dpgnn::train

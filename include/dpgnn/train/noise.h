@@ -44,9 +44,13 @@ struct NoiseGrid {
   std::uint64_t variance = 0;     // s2: the discrete Gaussian's scale^2, in grid units (integer)
   double sigma_effective = 0.0;   // gamma * sqrt(s2): the std actually added (>= sigma)
 };
+// `changed_ranks`: how many ranks' k_r a neighbouring dataset can move (1; 2 when one example
+// can move from one rank to another, as under DPAR's graph sampling, where exchanging a
+// sampled node for another moves its example to the other node's rank): the rounding
+// allowance is changed_ranks sqrt(P), the sum of the examples' moves still Delta.
 // Throws UsageError when sigma or sensitivity is not positive or the variance would not
 // fit the exact sampler's integer range (z sqrt(P) > 2^27).
-NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_params);
+NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_params, int changed_ranks = 1);
 
 // The all-reduce sums grid integers in float64, exact while every partial sum stays below
 // 2^53. Each of the m clipped contributions moves a coordinate by at most the clip norm C,

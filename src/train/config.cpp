@@ -202,6 +202,9 @@ const std::vector<Field>& fields() {
                 "C2: clip of each APPR entry (em0, em1), > 0 (paper: 0.001)"),
       DPGNN_NUM("dpar.propagation_steps", dpar.propagation_steps, int, "integer",
                 "P power-iteration steps over the evaluation graph at inference (Sec. 4, Eq. 4), >= 0 (paper: 2)"),
+      DPGNN_NUM("dpar.graph_sampling_rate", dpar.graph_sampling_rate, double, "number",
+                "q' in (0, 1]: train on a hidden uniform sample of round(q' x training nodes), the printed epsilon "
+                "amplified by it (Zhang et al. Sec. 3.2; paper: 0.09); 1 = the whole training graph"),
   };
   return f;
 }
@@ -323,6 +326,8 @@ void validate(const Config& c) {
   require(std::isfinite(d.gm_clip) && d.gm_clip > 0, f, "dpar.gm_clip", "must be > 0");
   require(std::isfinite(d.em_clip) && d.em_clip > 0, f, "dpar.em_clip", "must be > 0");
   require(d.propagation_steps >= 0, f, "dpar.propagation_steps", "must be >= 0");
+  require(std::isfinite(d.graph_sampling_rate) && d.graph_sampling_rate > 0 && d.graph_sampling_rate <= 1, f,
+          "dpar.graph_sampling_rate", "must be in (0, 1]");
 }
 
 // Defaults that depend on the method (docs/configs.md, "Method defaults"): they replace the

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include "dpgnn/dist/communicator.h"
@@ -17,6 +18,7 @@
 #include "dpgnn/sampling/dp_topk.h"
 #include "dpgnn/util/error.h"
 #include "feature_norm.h"
+#include "hidden_sample.h"
 
 namespace dpgnn::train {
 namespace {
@@ -33,6 +35,8 @@ class TrainingIndex {
     parts_.resize(counts.size());
   }
   std::int64_t size() const { return part_first_.back(); }
+  // The first candidate index of part p (p = number of parts: U).
+  std::int64_t first_of_part(std::size_t p) const { return part_first_[p]; }
 
   // Candidate index of `node`, or -1 when it is not a training node.
   std::int64_t candidate_of(std::int64_t node) {
@@ -83,8 +87,10 @@ class TrainingIndex {
 // blocks of kBlock rows (one checked hyperslab read each) and kept for the current source.
 class PartitionRows : public sampling::NeighbourSource {
  public:
-  PartitionRows(const graph::DatasetReader& reader, TrainingIndex& index, std::int64_t num_nodes)
-      : reader_(reader), index_(index), num_nodes_(num_nodes) {}
+  // `sample` (may be null): only edges between sampled training nodes (graph sampling).
+  PartitionRows(const graph::DatasetReader& reader, TrainingIndex& index, std::int64_t num_nodes,
+                const HiddenSample* sample)
+      : reader_(reader), index_(index), num_nodes_(num_nodes), sample_(sample) {}
 
   const std::vector<std::int64_t>& neighbours(std::int64_t node) override {
     auto it = rows_.find(node);
@@ -99,9 +105,9 @@ class PartitionRows : public sampling::NeighbourSource {
     }
     const graph::CsrGraph& g = *b->second;
     std::vector<std::int64_t> out;
-    if (index_.candidate_of(node) >= 0)  // a training node: its edges to training nodes, no self loop
+    if (in_graph(node))  // a training node (sampled): its edges to such nodes, no self loop
       for (auto u : g.out_neigh(node - block * kBlock))
-        if (u != node && index_.candidate_of(u) >= 0) out.push_back(u);
+        if (u != node && in_graph(u)) out.push_back(u);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return rows_.emplace(node, std::move(out)).first->second;
@@ -110,12 +116,17 @@ class PartitionRows : public sampling::NeighbourSource {
   std::int64_t rows_read() const { return rows_read_; }
 
  private:
+  bool in_graph(std::int64_t node) {
+    const std::int64_t c = index_.candidate_of(node);
+    return c >= 0 && (sample_ == nullptr || sample_->contains(c));
+  }
   // 64 blocks of 64 rows: ~4,000 rows at a time (16 MB at Reddit's 490 entries per row).
   static constexpr std::int64_t kBlock = 64;
   static constexpr std::size_t kMaxBlocks = 64;
   const graph::DatasetReader& reader_;
   TrainingIndex& index_;
   std::int64_t num_nodes_;
+  const HiddenSample* sample_;
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> rows_;
   std::map<std::int64_t, std::unique_ptr<graph::CsrGraph>> blocks_;
   std::int64_t rows_read_ = 0;
@@ -152,8 +163,13 @@ std::vector<privacy::AccountantEvent> dp_appr_events(const DparSection& d, std::
   return e;
 }
 
-void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded) {
-  std::sort(rows.begin(), rows.end(), [](const ApprRow& a, const ApprRow& b) { return a.source < b.source; });
+void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded,
+               const std::function<bool(std::int64_t, std::int64_t)>& before) {
+  const auto by_id = [](const ApprRow& a, const ApprRow& b) { return a.source < b.source; };
+  if (before)
+    std::sort(rows.begin(), rows.end(), [&](const ApprRow& a, const ApprRow& b) { return before(a.source, b.source); });
+  else
+    std::sort(rows.begin(), rows.end(), by_id);
   std::unordered_set<std::int64_t> taken;
   for (const auto& r : rows) taken.insert(r.source);
   folded.clear();
@@ -182,6 +198,7 @@ void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded) {
     r = std::move(kept);
   }
   std::sort(folded.begin(), folded.end());
+  if (before) std::sort(rows.begin(), rows.end(), by_id);
 }
 
 std::int64_t occurrence_bound(const std::vector<ApprRow>& rows, const std::vector<std::int64_t>& folded) {
@@ -195,6 +212,10 @@ std::int64_t occurrence_bound(const std::vector<ApprRow>& rows, const std::vecto
     g = std::max(g, (own_example ? 1 : 0) + c);
   }
   return g;
+}
+
+std::int64_t graph_sample_size(const DparSection& d, std::int64_t training_nodes) {
+  return std::max<std::int64_t>(1, std::llround(d.graph_sampling_rate * static_cast<double>(training_nodes)));
 }
 
 ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile& pf, const partition::Shard& shard,
@@ -211,7 +232,30 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
   // The sources: a key of their own, derived from the batch secret (hidden, on every rank).
   const Secret source_key = derive_secret(key, 1, "dparsrcs");
   const Secret noise_key = derive_secret(key, 2, "dparnois");
-  const auto chosen = sampling::sample_batch_without_replacement(source_key, 0, U, d.appr_nodes);
+  std::vector<std::int64_t> chosen;  // the sources' candidate indices (all, or with sampling this rank's)
+  std::optional<HiddenSample> sample;
+  if (d.graph_sampling_rate < 1.0) {
+    // Graph sampling (Sec. 3.2): the m' smallest-hash training nodes; the sources are the
+    // sample's first M in hash order, a uniform M-subset of it. Each rank hashes its own parts'
+    // training nodes, a contiguous range of candidate indices.
+    const std::int64_t m = graph_sample_size(d, U);
+    if (d.appr_nodes > m)
+      throw UsageError("dpar.appr_nodes = " + std::to_string(d.appr_nodes) + " exceeds the graph sample of " +
+                       std::to_string(m) + " training nodes (dpar.graph_sampling_rate = " +
+                       std::to_string(d.graph_sampling_rate) + " of " + std::to_string(U) + ")");
+    const auto [first_part, end_part] =
+        partition::parts_for_rank(comm.rank(), comm.size(), static_cast<int>(pf.part_train_nodes().size()));
+    const std::int64_t begin = index.first_of_part(static_cast<std::size_t>(first_part));
+    const std::int64_t end = index.first_of_part(static_cast<std::size_t>(end_part));
+    sample = HiddenSample::select(derive_secret(key, 3, "dpargrph"), U, m, begin, end, comm);
+    const HiddenSample::Hash sources_below = sample->threshold_of_first(d.appr_nodes, comm);
+    for (std::int64_t c = begin; c < end; ++c)
+      if (sample->hash(c) <= sources_below) chosen.push_back(c);
+    out.universe = m;
+    out.in_sample = [s = *sample](std::int64_t c) { return s.contains(c); };
+  } else {
+    chosen = sampling::sample_batch_without_replacement(source_key, 0, U, d.appr_nodes);
+  }
 
   sampling::ApprOptions ao;
   ao.alpha = d.alpha;
@@ -230,7 +274,7 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
   }
 
   // This rank's sources, as [source, K ids] and [K weights] per row.
-  PartitionRows rows(reader, index, pf.num_nodes());
+  PartitionRows rows(reader, index, pf.num_nodes(), sample ? &*sample : nullptr);
   std::vector<std::int64_t> my_ids;
   std::vector<double> my_weights;
   const std::int64_t K = d.top_k;
@@ -248,7 +292,12 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
     }
     // candidate order follows node order, so the sorted contract of SparseVector holds
     SecureStream noise(noise_key, StreamPurpose::appr_noise, 0, static_cast<std::uint64_t>(source));
-    const sampling::TopK top = sampling::dp_topk(over_candidates, U, to, noise);
+    const sampling::TopK top =
+        sample ? sampling::dp_topk(over_candidates,
+                                   sampling::TopKUniverse{U, sample->size(),
+                                                          [&](std::int64_t c) { return sample->contains(c); }},
+                                   to, noise)
+               : sampling::dp_topk(over_candidates, U, to, noise);
     my_ids.push_back(source);
     for (auto cand : top.index) my_ids.push_back(index.node_of(cand));
     const auto w = weights_of(top.value);
@@ -286,7 +335,17 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
     }
     out.rows.push_back(std::move(row));
   }
-  fold_rows(out.rows, out.folded);
+  if (sample) {
+    // Folded in a uniformly random order of the sources (a keyed hash of their ids), not by
+    // id: the examples then depend on ids only through keyed values (dpar_appr.h).
+    const Secret order_key = derive_secret(key, 4, "dparfold");
+    fold_rows(out.rows, out.folded, [&](std::int64_t a, std::int64_t b) {
+      return keyed_hash128(order_key, static_cast<std::uint64_t>(a)) <
+             keyed_hash128(order_key, static_cast<std::uint64_t>(b));
+    });
+  } else {
+    fold_rows(out.rows, out.folded);
+  }
   out.occurrence_bound = occurrence_bound(out.rows, out.folded);
   return out;
 }

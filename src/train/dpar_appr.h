@@ -26,9 +26,19 @@
 //        paper's b = K C2 / eps2 with eps2 = eps1): M K more events "laplace K z".
 // Every vector may change under a replacement, so the M vectors compose (the paper uses the
 // optimal composition theorem of Kairouz et al.; RDP composition here, Mironov 2017 Prop. 1).
+//
+// Graph sampling (dpar.graph_sampling_rate q' < 1, Sec. 3.2): everything above runs on the
+// subgraph of a hidden uniform sample of m' = round(q' U) training nodes (hidden_sample.h):
+// the sources are the sample's first M nodes in hash order, the pushes see only edges between
+// sampled nodes, the top-K universe is the m' sampled nodes, the rows are folded in hash
+// order, and only sampled nodes are DP-SGD examples. Nothing depends on a node's id except
+// through its hash, so exchanging one sampled node for another is a replace-one change of
+// the sampled graph, which the release and the steps are private under: the amplification
+// by sampling without replacement applies (privacy/subsample.h; docs/privacy.md).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,11 +68,17 @@ struct ApprRow {
   std::vector<double> weights;
 };
 
+// m' = round(q' U), at least 1: the size of the hidden sample of U training nodes.
+std::int64_t graph_sample_size(const DparSection& d, std::int64_t training_nodes);
+
 struct ApprRelease {
   std::vector<ApprRow> rows;          // all M rows, by source id (every rank), after fold_rows
   std::vector<std::int64_t> folded;   // nodes whose own example is folded into a row (sorted)
   std::int64_t occurrence_bound = 1;  // the most examples one node enters (1 after folding)
-  std::int64_t universe = 0;          // U training nodes
+  std::int64_t universe = 0;          // U training nodes (m' with graph sampling)
+  // With graph sampling: the sample's training-node indices (0..U-1 in id order) test
+  // membership; empty without (every training node is in).
+  std::function<bool(std::int64_t)> in_sample;
   double seconds = 0.0;               // wall time of this rank's share
   std::int64_t rows_read = 0;         // CSR rows this rank read from the partition file
 };
@@ -73,13 +89,15 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
                             dist::Communicator& comm, const Secret& key, double z);
 
 // Makes every node enter exactly one example (post-processing of the released rows, so it
-// costs no privacy): rows are taken in source order; a row keeps its own source and each
+// costs no privacy): rows are taken in source order (`before`: by id when empty), then
+// sorted back by source id; a row keeps its own source and each
 // entry that is neither a source nor already kept by an earlier row; a kept entry's own
 // example is folded into that row (its id goes to `folded`), the dropped entries' weights
 // are re-normalised away, and a row left empty holds its source alone. Without it a node in
 // another's row would enter two examples (its own and that row), doubling the sensitivity
 // of a step (g = 2 in the group accountant: about twice the noise for the same epsilon).
-void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded);
+void fold_rows(std::vector<ApprRow>& rows, std::vector<std::int64_t>& folded,
+               const std::function<bool(std::int64_t, std::int64_t)>& before = {});
 
 // The most examples one node's data enters, when every training node not in `folded` is
 // an example of its own and each row is its source's example: max over nodes v of

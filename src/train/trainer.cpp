@@ -75,14 +75,12 @@ struct Sampled {
   sampling::GlobalIds ids{std::vector<std::int64_t>{0}};
 };
 
-// The subgraphs of `set` whose root is not in `removed` (global ids, sorted; the part's
-// local id v is global part_begin + v), re-packed.
-sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, std::int64_t part_begin,
-                                    const std::vector<std::int64_t>& removed) {
+// The subgraphs of `set` whose root (the part's local id) `drop` does not refuse, re-packed.
+sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, const std::function<bool(std::int64_t)>& drop) {
   sampling::SubgraphSet out;
   out.loss_on_all_nodes = set.loss_on_all_nodes;
   for (std::int64_t i = 0; i < set.size(); ++i) {
-    if (std::binary_search(removed.begin(), removed.end(), part_begin + set.roots[i])) continue;
+    if (drop(set.roots[i])) continue;
     out.roots.push_back(set.roots[i]);
     out.nodes.insert(out.nodes.end(), set.nodes.begin() + set.node_ptr[i], set.nodes.begin() + set.node_ptr[i + 1]);
     out.node_ptr.push_back(static_cast<std::int64_t>(out.nodes.size()));
@@ -94,10 +92,13 @@ sampling::SubgraphSet without_roots(const sampling::SubgraphSet& set, std::int64
 
 // Samples every owned part, verifies the invariants, and agrees on the global ids.
 // `removed`: roots (global ids, sorted) whose subgraphs are dropped (a pre-training release
-// folded those nodes into other examples).
+// folded those nodes into other examples). `in_sample`: when set, only roots whose training
+// node index (the training nodes numbered 0..U-1 in id order) it accepts are kept (DPAR's
+// hidden graph sample).
 Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Communicator& comm,
                    std::uint64_t epoch, const std::vector<std::int64_t>& part_train_nodes,
-                   const std::vector<std::int64_t>& removed = {}) {
+                   const std::vector<std::int64_t>& removed = {},
+                   const std::function<bool(std::int64_t)>& in_sample = {}) {
   Sampled s;
   std::vector<std::int64_t> my_counts;
   for (const auto& pg : shard.training_graphs) {
@@ -112,7 +113,19 @@ Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Commu
     ps.set = sampling::run_sampler(pg.graph, mask, opts, key);
     sampling::verify_subgraphs(pg.graph, mask, ps.set, checks,
                                std::string(sampling::to_string(opts.kind)) + " on part " + std::to_string(pg.part));
-    if (!removed.empty()) ps.set = without_roots(ps.set, pg.begin, removed);
+    if (!removed.empty() || in_sample) {
+      // Training node index of each local row: the earlier parts' training nodes, then the
+      // training rows before it in this part.
+      std::int64_t first = 0;
+      for (int p = 0; p < pg.part; ++p) first += part_train_nodes[static_cast<std::size_t>(p)];
+      std::vector<std::int64_t> index_of(mask.size(), -1);
+      for (std::size_t v = 0; v < mask.size(); ++v)
+        if (mask[v]) index_of[v] = first++;
+      ps.set = without_roots(ps.set, [&](std::int64_t v) {
+        if (std::binary_search(removed.begin(), removed.end(), pg.begin + v)) return true;
+        return in_sample && !in_sample(index_of[static_cast<std::size_t>(v)]);
+      });
+    }
     my_counts.push_back(ps.set.size());
     s.parts.push_back(std::move(ps));
   }
@@ -289,10 +302,15 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   };
   const privacy::Conversion conversion =
       cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle;
+  // The whole run on a hidden sample of the privacy units (DPAR's graph sampling): every
+  // epsilon, calibrated or reported, is the amplified one (privacy/subsample.h).
+  const std::optional<privacy::Subsample> outer_subsample =
+      priv ? spec.outer_subsample(cfg, total_train) : std::nullopt;
   auto calibrate_steps_noise = [&]() {
     if (cfg.privacy.noise_multiplier) return *cfg.privacy.noise_multiplier;
     privacy::CalibrationOptions co;
     co.conversion = conversion;
+    co.subsample = outer_subsample;
     if (!release_events.empty()) co.prior_rdp = privacy::events_rdp(release_events, privacy::default_orders());
     try {
       return privacy::calibrate_noise_multiplier(mechanism_for(M, 1.0), cfg.train.max_steps,
@@ -313,6 +331,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     if (has_release) {
       privacy::CalibrationOptions co;
       co.conversion = conversion;
+      co.subsample = outer_subsample;
       try {
         release_z = privacy::calibrate_events([&](double s) { return spec.pre_release_events(cfg, s); },
                                               spec.pre_release_fraction(cfg) * cfg.privacy.target_epsilon,
@@ -368,7 +387,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   NoiseGrid noise_grid;
   auto make_checked_grid = [&]() {
     try {
-      noise_grid = make_noise_grid(sigma, sigma / z, P);
+      // With a hidden sample, exchanging a sampled node for another can move its example to
+      // another rank: two ranks' roundings to the grid change (noise.h).
+      noise_grid = make_noise_grid(sigma, sigma / z, P, outer_subsample ? 2 : 1);
       check_exact_grid_sum(noise_grid, clip, m);
     } catch (const UsageError& e) {
       ensure(false, rank, cfg.source + ": " + e.what());
@@ -416,6 +437,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
              secrets_available(files.dir, cfg.privacy.noise_seed.has_value()), training_evidence(files.dir.string())});
         if (!refusal.empty()) throw UsageError(files.dir.string() + ": refusing to resume: " + refusal);
         accountant = accountant_from_ledger(entries, conversion);
+        if (outer_subsample) accountant->set_subsample(*outer_subsample);
       }
     } else {
       write_text(files.config(), config_text);
@@ -424,7 +446,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                              {"ranks", world},
                              {"noise_seed_pinned", cfg.privacy.noise_seed.has_value()}};
       write_text(files.run_info(), info.dump(2) + "\n");
-      if (priv) accountant.emplace(std::vector<double>{}, conversion);
+      if (priv) {
+        accountant.emplace(std::vector<double>{}, conversion);
+        if (outer_subsample) accountant->set_subsample(*outer_subsample);
+      }
     }
     secrets = rank0_secrets(priv, cfg.privacy.noise_seed, cfg.train.seed, files.dir, opt.resume);
     if (priv) ledger = std::make_unique<LedgerWriter>(files.ledger().string());
@@ -445,8 +470,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     // Deterministic in (batch secret, data): a resumed run recomputes exactly what was released.
     release = spec.pre_release(cfg, pf, shard, comm, secrets.batch, release_z);
     occurrence = release.occurrence_bound;
-    if (!release.removed_examples.empty()) {
-      sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
+    if (!release.removed_examples.empty() || release.in_sample) {
+      sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples,
+                           release.in_sample);
       M = sampled.ids.total();
       if (cfg.train.batch_size == 0) m = spec.auto_batch_size(population(M));
       ensure(m <= M, rank,
@@ -462,6 +488,12 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       spdlog::info("privacy: steps recalibrated after the release: {} (sigma = {:.4g})", mech.to_string(), sigma);
       if (ledger_releases == 0) {
         // Recorded (fsync) before anything uses the release; a resumed run finds it there.
+        if (outer_subsample) {
+          LedgerEntry line;
+          line.release = kGraphSampleRelease;
+          line.subsample = outer_subsample;
+          ledger->append(line);
+        }
         for (const auto& e : release_events) {
           accountant->step(e.mechanism, e.count);
           LedgerEntry line;
@@ -516,7 +548,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     const std::uint64_t e = spec.epoch_of_step(cfg, t);
     if (e == epoch) return;
     epoch = e;
-    sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples);
+    sampled = sample_all(cfg, shard, comm, epoch, pf.part_train_nodes(), release.removed_examples,
+                         release.in_sample);
     M = sampled.ids.total();
     // An automatic full batch follows the epoch's M (each step is then the plain Gaussian
     // mechanism whatever M is, so the calibration still holds); any other batch stays as it is.
@@ -599,7 +632,11 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       if (priv) {
         if (!replay) {
           accountant->step(mech);
-          ledger->append({step, mech, accountant->epsilon(cfg.privacy.delta).epsilon});  // durable before use
+          LedgerEntry line;
+          line.step = step;
+          line.mechanism = mech;
+          line.epsilon = accountant->epsilon(cfg.privacy.delta).epsilon;
+          ledger->append(line);  // durable before use
           crash_if_injected(step);
         }
       }
@@ -730,6 +767,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
       j["release"] = {{"name", release.name}, {"events", events}, {"scale", release_z},
                       {"fraction_of_target", spec.pre_release_fraction(cfg)}};
       j["occurrence_bound"] = occurrence;
+      if (outer_subsample) j["graph_sample"] = {{"training_nodes", outer_subsample->population},
+                                                {"sampled", outer_subsample->sample},
+                                                {"rate", outer_subsample->rate()}};
     }
     if (priv) j["noise_std_effective"] = noise_grid.sigma_effective;
     write_text(files.summary(), j.dump(2) + "\n");

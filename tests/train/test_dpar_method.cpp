@@ -181,13 +181,66 @@ TEST(DparMethod, LearnsOnASmallHomophilousGraphAndThePowerIterationHelps) {
   EXPECT_GT(accuracy[1], accuracy[0] + 0.05);
 }
 
+// Graph sampling (dpar.graph_sampling_rate, Sec. 3.2): the ledger starts with the hidden
+// sample, only sampled nodes are examples, the epsilon is the amplified one (rebuilt from the
+// ledger exactly, within the target), and it is the same on 1, 2 and 4 ranks.
+TEST(DparMethod, GraphSamplingTrainsOnTheSampleAndAmplifiesTheEpsilonOnAnyNumberOfRanks) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = dpar_config({"dpar.graph_sampling_rate=0.5", "privacy.target_epsilon=2", "train.max_steps=6",
+                                  "dpar.appr_nodes=20"});
+  const auto names = parameter_names(cfg);
+  std::vector<std::vector<float>> params;
+  std::vector<TrainSummary> runs;
+  for (int ranks : {1, 2, 4}) {
+    const std::string out = tmp.file("gs" + std::to_string(ranks));
+    runs.push_back(train_in_process(cfg, out, ranks));
+    params.push_back(testing::read_model(out + "/model.h5", names));
+    const auto entries = read_ledger(out + "/ledger.jsonl");
+    ASSERT_GE(entries.size(), 2u);
+    ASSERT_EQ(entries[0].release, kGraphSampleRelease);
+    ASSERT_TRUE(entries[0].subsample.has_value());
+    EXPECT_EQ(entries[0].subsample->population, 400);  // the fixture's training nodes
+    EXPECT_EQ(entries[0].subsample->sample, 200);
+    EXPECT_EQ(entries[1].release, "dp-appr");
+    EXPECT_EQ(entries[1].count, 20 * 2);
+    // The examples: the 200 sampled nodes less those folded into the 20 rows (at most 20 K).
+    const auto& step = entries.back().mechanism;
+    EXPECT_LE(step.dataset_size, 200);
+    EXPECT_GE(step.dataset_size, 200 - 20 * 2);
+    const auto acc = accountant_from_ledger(entries, privacy::Conversion::kBalle);
+    EXPECT_EQ(acc.epsilon(cfg.privacy.delta).epsilon, runs.back().epsilon);
+    EXPECT_LE(runs.back().epsilon, 2.0);
+    EXPECT_GT(runs.back().epsilon, 2.0 * 0.999);
+    // Without the amplification the same events spend far more.
+    privacy::Accountant whole;
+    for (std::size_t i = 1; i < entries.size(); ++i) whole.step(entries[i].mechanism, entries[i].count);
+    EXPECT_GT(whole.epsilon(cfg.privacy.delta).epsilon, 2.5);
+  }
+  for (std::size_t k = 1; k < runs.size(); ++k) {
+    EXPECT_EQ(runs[k].epsilon, runs[0].epsilon);
+    EXPECT_EQ(runs[k].subgraphs, runs[0].subgraphs);
+    ASSERT_EQ(params[k].size(), params[0].size());
+    double max_rel = 0;
+    for (std::size_t i = 0; i < params[0].size(); ++i)
+      max_rel = std::max(max_rel, std::abs(params[k][i] - params[0][i]) / std::max(1e-3, std::abs(double(params[0][i]))));
+    EXPECT_LT(max_rel, 1e-4) << "ranks run " << k;
+  }
+}
+
+TEST(DparMethod, GraphSamplingRefusesMoreSourcesThanTheSample) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = dpar_config({"dpar.graph_sampling_rate=0.05", "dpar.appr_nodes=40"});  // 20 sampled nodes
+  expect_refusal(cfg, tmp.file("gsbig"), "graph sample", "more sources than sampled nodes were accepted");
+}
+
 TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
   EXPECT_NO_THROW(dpar_config({"dpar.mechanism=gm", "dpar.appr_fraction=0.3", "dpar.top_k=4", "dpar.alpha=0.1",
                                "dpar.rho=1e-5", "dpar.tolerance=1e-6", "dpar.gm_clip=0.1", "dpar.em_clip=0.01",
-                               "dpar.propagation_steps=0"}));
+                               "dpar.propagation_steps=0", "dpar.graph_sampling_rate=0.09"}));
   for (const std::string bad : {"dpar.mechanism=em2", "dpar.appr_fraction=1", "dpar.appr_fraction=0", "dpar.top_k=0",
                                 "dpar.alpha=1", "dpar.rho=0", "dpar.tolerance=-1", "dpar.gm_clip=0", "dpar.em_clip=0",
-                                "dpar.propagation_steps=-1", "dpar.appr_nodes=0", "dpar.bogus=1"}) {
+                                "dpar.propagation_steps=-1", "dpar.appr_nodes=0", "dpar.graph_sampling_rate=0",
+                                "dpar.graph_sampling_rate=1.5", "dpar.bogus=1"}) {
     try {
       dpar_config({bad});
       FAIL() << bad << " was accepted";

@@ -84,6 +84,9 @@ struct DparSection {
   double gm_clip = 0.01;             // C1: l2 clip of a vector (gm)
   double em_clip = 0.001;            // C2: clip of each entry (em0, em1)
   int propagation_steps = 2;         // P power-iteration steps at inference (Sec. 4, Eq. 4)
+  // q': the run (release and DP-SGD) sees only a hidden uniform sample of round(q' U) of the
+  // U training nodes, and its epsilon is amplified by it (Sec. 3.2; paper: 0.09). 1 = off.
+  double graph_sampling_rate = 1.0;
 };
 
 struct Config {

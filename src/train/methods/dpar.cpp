@@ -16,7 +16,10 @@
 //             example, each clipped gradient moving by at most 2C; the step is the group
 //             accountant "groupwor" (Daigavane et al., Theorem 1 with N(K, r) replaced by the
 //             measured g), composed after the release's events (Mironov 2017, Prop. 1);
-//   inference: P power-iteration steps over the evaluation graph (Sec. 4, Eq. 4).
+//   inference: P power-iteration steps over the evaluation graph (Sec. 4, Eq. 4);
+//   graph sampling: with dpar.graph_sampling_rate q' < 1 all of the above runs on a hidden
+//             uniform sample of the training nodes and the epsilon is amplified by it
+//             (outer_subsample; Sec. 3.2, Balle, Barthe & Gaboardi 2018 Sec. 5).
 // The node-to-rank assignment must not depend on the private structure (DESIGN.md 5).
 #include "method.h"
 
@@ -54,6 +57,13 @@ class Dpar : public MethodSpec {
   }
   double pre_release_fraction(const Config& c) const override { return c.dpar.appr_fraction; }
 
+  // Graph sampling (Sec. 3.2): the release and the steps see only a hidden uniform sample of
+  // m' of the U training nodes (dpar_appr.h), so the run's epsilon is amplified at q = m'/U.
+  std::optional<privacy::Subsample> outer_subsample(const Config& c, std::int64_t total_train) const override {
+    if (c.dpar.graph_sampling_rate >= 1.0) return std::nullopt;
+    return privacy::Subsample::of(total_train, graph_sample_size(c.dpar, total_train));
+  }
+
   PreRelease pre_release(const Config& c, const partition::PartitionFile& pf, const partition::Shard& shard,
                          dist::Communicator& comm, const Secret& key, double z) const override {
     const ApprRelease r = release_dp_appr(c.dpar, pf, shard, comm, key, z);
@@ -62,9 +72,10 @@ class Dpar : public MethodSpec {
     p.occurrence_bound = r.occurrence_bound;
     p.removed_examples = r.folded;
     p.example_features = aggregated_features(r.rows, pf, shard, c.model.input_norm);
+    p.in_sample = r.in_sample;
     p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
                 std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +
-                " training nodes, scale z = " + std::to_string(z) + ", occurrence bound g = " +
+                (r.in_sample ? " sampled" : "") + " training nodes, scale z = " + std::to_string(z) + ", occurrence bound g = " +
                 std::to_string(r.occurrence_bound) + ", " + std::to_string(r.folded.size()) +
                 " examples folded into rows (rank 0: " + std::to_string(r.rows_read) + " CSR rows read, " +
                 std::to_string(r.seconds) + " s)";

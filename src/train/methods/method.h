@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,9 @@ struct PreRelease {
   // (rows this rank owns); every other example reads its own feature row.
   std::unordered_map<std::int64_t, std::vector<float>> example_features;
   std::string summary;                            // one line for the log
+  // When set, only training nodes whose index (0..U-1 in id order) it accepts are examples
+  // (DPAR's hidden graph sample); empty: every training node.
+  std::function<bool(std::int64_t)> in_sample;
 };
 
 class MethodSpec {
@@ -74,6 +78,12 @@ class MethodSpec {
   // A reason to refuse the run on a partition made by `partition_method` ("metis",
   // "random", ...), or nothing. Default: every partition is fine.
   virtual std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const;
+
+  // The run sees only a hidden uniform sample of the privacy units, and every epsilon is
+  // amplified by it (privacy/subsample.h); default: none.
+  virtual std::optional<privacy::Subsample> outer_subsample(const Config&, std::int64_t /*total_train*/) const {
+    return std::nullopt;
+  }
 
   // The population the accountant samples from, given the realised number of subgraphs M
   // and the number of training nodes. Default: M itself.

@@ -11,7 +11,8 @@
 #     RANKS         default: 1 2 4
 #   STEPS=20 EVAL_EVERY=10 BATCH=10000 in the environment change the run.
 #   METHOD=dpar trains DPAR instead (node-level: a random 8-part partition, made once; the
-#   method's defaults: every example in every step, BATCH is ignored; epsilon 1).
+#   method's defaults: every example in every step, BATCH is ignored; epsilon 1);
+#   GRAPH_SAMPLING=q sets dpar.graph_sampling_rate (default 1: the whole training graph).
 #   METHOD=split trains graph splits as configs/citeseer/split.yaml (random 8 parts; SPLITS=1600
 #   splits, SPLIT_BATCH=0: the automatic batch, every split; BATCH is ignored; epsilon 2).
 #
@@ -65,7 +66,7 @@ method_args() {
   local name=$1
   if [ "$METHOD" = dpar ]; then
     echo "--set method=dpar --set data.partition=$WORK/$name.random8.h5 --set privacy.target_epsilon=1" \
-      "--set train.batch_size=0"
+      "--set train.batch_size=0 --set dpar.graph_sampling_rate=${GRAPH_SAMPLING:-1}"
   elif [ "$METHOD" = split ]; then
     echo "--set method=split --set data.partition=$WORK/$name.random8.h5 --set sampler.splits=${SPLITS:-1600}" \
       "--set model.arch=gcn --set model.layers=2 --set model.hidden=128 --set model.activation=relu" \
@@ -79,7 +80,8 @@ method_args() {
 }
 
 train() {
-  local name=$1 p=$2 run="$WORK/run-$METHOD-$1-$2" log="$WORK/run-$METHOD-$1-$2.log"
+  local name=$1 p=$2 tag="$METHOD${GRAPH_SAMPLING:+-q$GRAPH_SAMPLING}"
+  local run="$WORK/run-$tag-$1-$2" log="$WORK/run-$tag-$1-$2.log"
   rm -rf "$run"
   local mpi=(mpiexec -n "$p")
   [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)

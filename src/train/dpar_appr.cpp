@@ -292,6 +292,13 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
     }
     // candidate order follows node order, so the sorted contract of SparseVector holds
     SecureStream noise(noise_key, StreamPurpose::appr_noise, 0, static_cast<std::uint64_t>(source));
+    const std::int64_t members = sample ? sample->size() : U;
+    if (static_cast<std::int64_t>(over_candidates.index.size()) + d.top_k > members)
+      throw UsageError("dpar.top_k = " + std::to_string(d.top_k) + " does not fit: the APPR vector of node " +
+                       std::to_string(source) + " already covers " + std::to_string(over_candidates.index.size()) +
+                       " of the " + std::to_string(members) + (sample ? " sampled" : "") +
+                       " training nodes (the top-K is drawn among the others too); lower dpar.top_k" +
+                       (sample ? " or raise dpar.graph_sampling_rate" : ""));
     const sampling::TopK top =
         sample ? sampling::dp_topk(over_candidates,
                                    sampling::TopKUniverse{U, sample->size(),

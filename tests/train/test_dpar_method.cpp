@@ -227,10 +227,12 @@ TEST(DparMethod, GraphSamplingTrainsOnTheSampleAndAmplifiesTheEpsilonOnAnyNumber
   }
 }
 
-TEST(DparMethod, GraphSamplingRefusesMoreSourcesThanTheSample) {
+TEST(DparMethod, GraphSamplingRefusesMoreSourcesThanTheSampleAndATopKThatDoesNotFit) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = dpar_config({"dpar.graph_sampling_rate=0.05", "dpar.appr_nodes=40"});  // 20 sampled nodes
   expect_refusal(cfg, tmp.file("gsbig"), "graph sample", "more sources than sampled nodes were accepted");
+  const Config k = dpar_config({"dpar.graph_sampling_rate=0.05", "dpar.appr_nodes=5", "dpar.top_k=20"});
+  expect_refusal(k, tmp.file("gsk"), "dpar.top_k", "a top-K larger than the sampled nodes was accepted");
 }
 
 TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {

@@ -229,8 +229,6 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
   if (d.appr_nodes > U)
     throw UsageError("dpar.appr_nodes = " + std::to_string(d.appr_nodes) + " exceeds the " + std::to_string(U) +
                      " training nodes of " + pf.path());
-  // The sources: a key of their own, derived from the batch secret (hidden, on every rank).
-  const Secret source_key = derive_secret(key, 1, "dparsrcs");
   const Secret noise_key = derive_secret(key, 2, "dparnois");
   std::vector<std::int64_t> chosen;  // the sources' candidate indices (all, or with sampling this rank's)
   std::optional<HiddenSample> sample;
@@ -247,14 +245,13 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
         partition::parts_for_rank(comm.rank(), comm.size(), static_cast<int>(pf.part_train_nodes().size()));
     const std::int64_t begin = index.first_of_part(static_cast<std::size_t>(first_part));
     const std::int64_t end = index.first_of_part(static_cast<std::size_t>(end_part));
-    sample = HiddenSample::select(derive_secret(key, 3, "dpargrph"), U, m, begin, end, comm);
-    const HiddenSample::Hash sources_below = sample->threshold_of_first(d.appr_nodes, comm);
-    for (std::int64_t c = begin; c < end; ++c)
-      if (sample->hash(c) <= sources_below) chosen.push_back(c);
+    sample = HiddenSample::select(derive_secret(key, 3, "dpargrph"), U, m, d.appr_nodes, begin, end, comm);
+    chosen = sample->owned_leading();
     out.universe = m;
     out.in_sample = [s = *sample](std::int64_t c) { return s.contains(c); };
   } else {
-    chosen = sampling::sample_batch_without_replacement(source_key, 0, U, d.appr_nodes);
+    // The sources: a key of their own, derived from the batch secret (hidden, on every rank).
+    chosen = sampling::sample_batch_without_replacement(derive_secret(key, 1, "dparsrcs"), 0, U, d.appr_nodes);
   }
 
   sampling::ApprOptions ao;

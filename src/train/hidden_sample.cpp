@@ -35,37 +35,39 @@ Hash kth_smallest(const std::vector<Hash>& mine, std::int64_t count, dist::Commu
   return lo;
 }
 
-std::vector<Hash> sorted_hashes(const HiddenSample& s, std::int64_t begin, std::int64_t end) {
-  std::vector<Hash> h;
-  h.reserve(static_cast<std::size_t>(end - begin));
-  for (std::int64_t c = begin; c < end; ++c) h.push_back(s.hash(c));
-  std::sort(h.begin(), h.end());
-  return h;
-}
-
 }  // namespace
 
-HiddenSample HiddenSample::select(const Secret& key, std::int64_t universe, std::int64_t size,
+HiddenSample HiddenSample::select(const Secret& key, std::int64_t universe, std::int64_t size, std::int64_t leading,
                                   std::int64_t owned_begin, std::int64_t owned_end, dist::Communicator& comm) {
   if (universe < 1 || size < 1 || size > universe)
     throw UsageError("hidden sample: need 1 <= sample size <= training nodes, got " + std::to_string(size) + " of " +
                      std::to_string(universe));
+  if (leading < 0 || leading > size)
+    throw UsageError("hidden sample: " + std::to_string(leading) + " leading nodes of a sample of " +
+                     std::to_string(size));
   if (owned_begin < 0 || owned_end < owned_begin || owned_end > universe)
     throw Error("hidden sample: owned range outside the universe", kExitInternal);
   HiddenSample s;
   s.key_ = key;
   s.universe_ = universe;
   s.size_ = size;
-  s.owned_begin_ = owned_begin;
-  s.owned_end_ = owned_end;
-  s.threshold_ = kth_smallest(sorted_hashes(s, owned_begin, owned_end), size, comm);
+  // This rank's hashes, computed once, sorted with their candidates.
+  std::vector<std::pair<Hash, std::int64_t>> owned;
+  owned.reserve(static_cast<std::size_t>(owned_end - owned_begin));
+  for (std::int64_t c = owned_begin; c < owned_end; ++c) owned.emplace_back(s.hash(c), c);
+  std::sort(owned.begin(), owned.end());
+  std::vector<Hash> hashes(owned.size());
+  for (std::size_t i = 0; i < owned.size(); ++i) hashes[i] = owned[i].first;
+  s.threshold_ = kth_smallest(hashes, size, comm);
+  if (leading > 0) {
+    const Hash below = kth_smallest(hashes, leading, comm);
+    for (const auto& [h, c] : owned) {
+      if (h > below) break;
+      s.owned_leading_.push_back(c);
+    }
+    std::sort(s.owned_leading_.begin(), s.owned_leading_.end());
+  }
   return s;
-}
-
-HiddenSample::Hash HiddenSample::threshold_of_first(std::int64_t count, dist::Communicator& comm) const {
-  if (count < 1 || count > size_)
-    throw UsageError("hidden sample: " + std::to_string(count) + " of a sample of " + std::to_string(size_));
-  return kth_smallest(sorted_hashes(*this, owned_begin_, owned_end_), count, comm);
 }
 
 }  // namespace dpgnn::train

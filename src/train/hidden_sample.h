@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "dpgnn/util/secure_rng.h"
 
@@ -26,23 +27,26 @@ class HiddenSample {
   using Hash = unsigned __int128;
 
   // Collective. The `size` smallest-hash candidates of [0, universe); this rank hashes
-  // [owned_begin, owned_end) (the ranks' ranges partition [0, universe)). Throws UsageError
-  // unless 1 <= size <= universe, Error on a 128-bit hash tie at the threshold.
-  static HiddenSample select(const Secret& key, std::int64_t universe, std::int64_t size, std::int64_t owned_begin,
-                             std::int64_t owned_end, dist::Communicator& comm);
+  // [owned_begin, owned_end) (the ranks' ranges partition [0, universe)), once. `leading`
+  // (0..size) asks also for the sample's first `leading` nodes in hash order: this rank's
+  // are owned_leading(). Throws UsageError unless 1 <= size <= universe and leading <= size,
+  // Error on a 128-bit hash tie at a threshold.
+  static HiddenSample select(const Secret& key, std::int64_t universe, std::int64_t size, std::int64_t leading,
+                             std::int64_t owned_begin, std::int64_t owned_end, dist::Communicator& comm);
 
   Hash hash(std::int64_t candidate) const { return keyed_hash128(key_, static_cast<std::uint64_t>(candidate)); }
   bool contains(std::int64_t candidate) const { return hash(candidate) <= threshold_; }
-  // The `count` (<= size) smallest-hash members, as a threshold on hash() (collective).
-  Hash threshold_of_first(std::int64_t count, dist::Communicator& comm) const;
+  // This rank's candidates among the sample's first `leading` in hash order (ascending ids).
+  const std::vector<std::int64_t>& owned_leading() const { return owned_leading_; }
 
   std::int64_t size() const { return size_; }
   std::int64_t universe() const { return universe_; }
 
  private:
   Secret key_;
-  std::int64_t universe_ = 0, size_ = 0, owned_begin_ = 0, owned_end_ = 0;
+  std::int64_t universe_ = 0, size_ = 0;
   Hash threshold_ = 0;
+  std::vector<std::int64_t> owned_leading_;
 };
 
 }  // namespace dpgnn::train

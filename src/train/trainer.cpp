@@ -114,13 +114,16 @@ Sampled sample_all(const Config& cfg, const partition::Shard& shard, dist::Commu
     sampling::verify_subgraphs(pg.graph, mask, ps.set, checks,
                                std::string(sampling::to_string(opts.kind)) + " on part " + std::to_string(pg.part));
     if (!removed.empty() || in_sample) {
-      // Training node index of each local row: the earlier parts' training nodes, then the
-      // training rows before it in this part.
-      std::int64_t first = 0;
-      for (int p = 0; p < pg.part; ++p) first += part_train_nodes[static_cast<std::size_t>(p)];
-      std::vector<std::int64_t> index_of(mask.size(), -1);
-      for (std::size_t v = 0; v < mask.size(); ++v)
-        if (mask[v]) index_of[v] = first++;
+      // Training node index of each local row (only with a sample): the earlier parts'
+      // training nodes, then the training rows before it in this part.
+      std::vector<std::int64_t> index_of;
+      if (in_sample) {
+        std::int64_t first = 0;
+        for (int p = 0; p < pg.part; ++p) first += part_train_nodes[static_cast<std::size_t>(p)];
+        index_of.assign(mask.size(), -1);
+        for (std::size_t v = 0; v < mask.size(); ++v)
+          if (mask[v]) index_of[v] = first++;
+      }
       ps.set = without_roots(ps.set, [&](std::int64_t v) {
         if (std::binary_search(removed.begin(), removed.end(), pg.begin + v)) return true;
         return in_sample && !in_sample(index_of[static_cast<std::size_t>(v)]);

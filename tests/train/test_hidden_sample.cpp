@@ -35,9 +35,9 @@ std::set<std::int64_t> direct_sample(const Secret& key, std::int64_t U, std::int
   return out;
 }
 
-// Members of the sample (and of its first `first` nodes) computed on `ranks` ranks, rank r
-// owning [cuts[r], cuts[r + 1]); every rank answers membership for every candidate, and all
-// ranks must agree.
+// Members of the sample (and of its first `first` nodes, each reported by its owner) computed
+// on `ranks` ranks, rank r owning [cuts[r], cuts[r + 1]); every rank answers membership for
+// every candidate, and all ranks must agree.
 std::pair<std::set<std::int64_t>, std::set<std::int64_t>> on_ranks(const Secret& key, std::int64_t U, std::int64_t m,
                                                                    std::int64_t first, const std::vector<std::int64_t>& cuts) {
   const int ranks = static_cast<int>(cuts.size()) - 1;
@@ -45,20 +45,23 @@ std::pair<std::set<std::int64_t>, std::set<std::int64_t>> on_ranks(const Secret&
   std::vector<std::set<std::int64_t>> members(static_cast<std::size_t>(ranks)), firsts(members.size());
   group.run([&](dist::Communicator& comm) {
     const auto r = static_cast<std::size_t>(comm.rank());
-    const HiddenSample s = HiddenSample::select(key, U, m, cuts[r], cuts[r + 1], comm);
-    const auto t = s.threshold_of_first(first, comm);
+    const HiddenSample s = HiddenSample::select(key, U, m, first, cuts[r], cuts[r + 1], comm);
     EXPECT_EQ(s.size(), m);
     EXPECT_EQ(s.universe(), U);
-    for (std::int64_t c = 0; c < U; ++c) {
+    for (std::int64_t c = 0; c < U; ++c)
       if (s.contains(c)) members[r].insert(c);
-      if (s.hash(c) <= t) firsts[r].insert(c);
+    for (auto c : s.owned_leading()) {
+      EXPECT_GE(c, cuts[r]);
+      EXPECT_LT(c, cuts[r + 1]);
+      firsts[r].insert(c);
     }
   });
-  for (std::size_t r = 1; r < members.size(); ++r) {
+  std::set<std::int64_t> all_firsts;
+  for (std::size_t r = 0; r < members.size(); ++r) {
     EXPECT_EQ(members[r], members[0]) << "rank " << r;
-    EXPECT_EQ(firsts[r], firsts[0]) << "rank " << r;
+    all_firsts.insert(firsts[r].begin(), firsts[r].end());
   }
-  return {members[0], firsts[0]};
+  return {members[0], all_firsts};
 }
 
 TEST(HiddenSample, IsTheMSmallestHashesOnAnyNumberOfRanks) {
@@ -88,7 +91,7 @@ TEST(HiddenSample, EveryCandidateIsSampledAtTheRateMOverU) {
     Secret key = key_of(static_cast<std::uint8_t>(k % 251));
     key.bytes[0] = static_cast<std::uint8_t>(k / 251);
     group.run([&](dist::Communicator& comm) {
-      const HiddenSample s = HiddenSample::select(key, U, m, 0, U, comm);
+      const HiddenSample s = HiddenSample::select(key, U, m, 0, 0, U, comm);
       int n = 0;
       for (std::int64_t c = 0; c < U; ++c)
         if (s.contains(c)) {
@@ -104,9 +107,9 @@ TEST(HiddenSample, EveryCandidateIsSampledAtTheRateMOverU) {
 
 TEST(HiddenSample, RefusesASampleLargerThanTheUniverse) {
   dist::LocalGroup group(1);
-  EXPECT_THROW(group.run([&](dist::Communicator& comm) { HiddenSample::select(key_of(1), 10, 11, 0, 10, comm); }),
+  EXPECT_THROW(group.run([&](dist::Communicator& comm) { HiddenSample::select(key_of(1), 10, 11, 0, 0, 10, comm); }),
                UsageError);
-  EXPECT_THROW(group.run([&](dist::Communicator& comm) { HiddenSample::select(key_of(1), 10, 0, 0, 10, comm); }),
+  EXPECT_THROW(group.run([&](dist::Communicator& comm) { HiddenSample::select(key_of(1), 10, 0, 0, 0, 10, comm); }),
                UsageError);
 }
 

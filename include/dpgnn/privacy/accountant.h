@@ -69,8 +69,9 @@ class Accountant {
 
   // Plain-text serialisation, one event per line: "<count> <mechanism text>", e.g.
   // "100 wor n=1000 m=10 z=1", after a first line "subsample n=.. m=.." when one is set.
-  // Orders and conversion are not part of it (they are configuration). restore() replaces the history; it throws std::invalid_argument for a
-  // malformed line (naming its number) and leaves the accountant unchanged then.
+  // Orders and conversion are not part of it (they are configuration). restore() replaces
+  // the history; it throws std::invalid_argument for a malformed line (naming its number)
+  // and leaves the accountant unchanged then.
   std::string serialise() const;
   void restore(const std::string& text);
   static std::string event_line(const Mechanism& mechanism, std::int64_t count);

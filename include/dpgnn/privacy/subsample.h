@@ -11,7 +11,7 @@
 // (docs/privacy.md, "DPAR: graph sampling", says why DPAR's pipeline is).
 //
 // The accountant composes the run's events by RDP, converts once to (eps_in, delta / q) and
-// then amplifies (subsampled_epsilon below); calibration uses the same function, so the
+// then amplifies (epsilon_of_run below); calibration uses the same function, so the
 // printed epsilon and the calibrated noise agree.
 #pragma once
 

@@ -30,8 +30,8 @@
 // hidden, so it is keyed by a secret, never by the public seed).
 #pragma once
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dpgnn/sampling/appr.h"

@@ -6,4 +6,4 @@ cd "$(dirname "$0")"
 scripts/install-deps.sh
 source scripts/env.sh
 scripts/build.sh
-ctest --test-dir "$DPGNN_BUILD_DIR" --output-on-failure -j"$(nproc)" "$@"
+ctest --test-dir "$DPGNN_BUILD_DIR" --output-on-failure -j"$(nproc --all)" "$@"

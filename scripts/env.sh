@@ -10,3 +10,7 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 export DPGNN_BUILD_DIR="${DPGNN_BUILD_DIR:-build}"
 # ccache across builds of the same checkout (CI starts from a fresh clone).
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths relative to the checkout in ccache's hashes: another clone (CI's, a worktree) of the
+# same sources reuses the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"

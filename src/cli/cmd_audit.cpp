@@ -77,7 +77,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
           std::cout << train::audit_json(r).dump() << "\n";
         } else {
           std::cout << "method " << r.run.method << ": claimed epsilon ";
-          if (r.is_private)
+          if (r.accounted)
             std::cout << r.epsilon << " (delta " << r.delta << ")";
           else
             std::cout << "none (non-private)";
@@ -87,7 +87,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
                     << r.positive_guesses << " included, " << r.guesses - r.positive_guesses << " excluded), "
                     << r.correct << " correct; best of " << r.candidates << " guess counts (union bound)\n"
                     << "audited run trained with " << r.optimizer << " (docs/audit.md)\n";
-          if (r.is_private && r.epsilon_lower_bound > r.epsilon)
+          if (r.accounted && r.epsilon_lower_bound > r.epsilon)
             std::cout << "THE LOWER BOUND EXCEEDS THE CLAIMED EPSILON: the privacy guarantee is broken (a bug)\n";
         }
       }

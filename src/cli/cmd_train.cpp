@@ -24,51 +24,10 @@
 namespace dpgnn::cli {
 namespace {
 
-// The sampler and accountant a method is paired with (DESIGN.md 3); the accountant's name is
-// the trainer's own (train::accountant_name).
-std::string pairing_of(const train::Config& c) {
-  using train::Method;
-  const Method m = c.method_enum();
-  const std::string L = std::to_string(c.sampler.walk_length);
-  switch (m) {
-    case Method::kDrw:
-    case Method::kGcn:
-    case Method::kDrwD: {
-      std::string s = "sampler disjoint random walks (L " + L + ", R 1";
-      if (m == Method::kDrwD) s += ", re-sampled every " + std::to_string(c.sampler.resample_every) + " steps";
-      s += ")";
-      if (m == Method::kGcn) return s + ", accountant none (non-private)";
-      return s + ", accountant " + train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C)";
-    }
-    case Method::kDrwR:
-      return "sampler disjoint random walks with restarts (L " + L + ", R " + std::to_string(c.sampler.restarts) +
-             "), accountant " + train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C)";
-    case Method::kDpGnn:
-      return "sampler in-degree-bounded neighbourhoods (K " + std::to_string(c.sampler.max_degree) + ", r " +
-             std::to_string(c.model.layers) + "), accountant " + train::accountant_name(m, c.privacy.worst_case) +
-             " (sensitivity 2C N(K, r))";
-    case Method::kDpMlp:
-      return "sampler single nodes, accountant " + train::accountant_name(m, c.privacy.worst_case) +
-             " (sensitivity 2C)";
-    case Method::kMlp:
-      return "sampler single nodes, accountant none (non-private)";
-    case Method::kSplit:
-      return "sampler random disjoint graph splits (s " + std::to_string(c.sampler.splits) +
-             ", loss on every node), accountant " + train::accountant_name(m, c.privacy.worst_case) +
-             " (sensitivity 2C)";
-    case Method::kDpar:
-      return "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
-             std::to_string(c.dpar.top_k) + ", " + std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) +
-             "% of the budget) then sampler single nodes with their top-K aggregation, accountant " +
-             train::accountant_name(m, c.privacy.worst_case) + " (sensitivity 2C g, g = most examples one node is in)";
-  }
-  return "?";
-}
-
 // One line saying what was checked and what the run would do; data files are named, not opened.
 std::string check_line(const train::Config& c) {
   std::ostringstream s;
-  s << "OK " << c.source << ": method " << c.method << ", " << pairing_of(c);
+  s << "OK " << c.source << ": method " << c.method << ", " << train::method_pairing(c);
   if (train::is_private(c.method_enum())) {
     s << ", target epsilon " << c.privacy.target_epsilon << " at delta " << c.privacy.delta << ", noise multiplier ";
     if (c.privacy.noise_multiplier)
@@ -101,11 +60,15 @@ void add_train_command(CLI::App& root, Registry& registry) {
       "train",
       "Train a model (run under mpirun/srun for several ranks). Writes config.yaml, ledger.jsonl, "
       "metrics.jsonl, checkpoint.h5, model.h5 and summary.json into --out (docs/outputs.md)");
-  app->add_option("--config", opt->config, "YAML experiment config (docs/configs.md)");
+  app->add_option("--config", opt->config,
+                  "YAML experiment config (docs/configs.md); with --resume optional (the run's bound config is used; "
+                  "a different one is refused)");
   app->add_option("--set", opt->overrides, "Override a config key: --set train.lr=0.1 (repeatable)");
   app->add_option("--out", opt->out, "Run directory (must be new or empty unless --resume)");
   app->add_flag("--resume", opt->resume,
-                "Continue the run in --out from its last checkpoint; the accountant is rebuilt from its ledger");
+                "Continue the run in --out from its last checkpoint (dpgnn train --resume --out RUN); the accountant "
+                "is rebuilt from its ledger, recorded steps are replayed exactly, stored releases reused; anything "
+                "that would change a recorded step is refused (exit 2); a finished run is left as it is");
   app->add_flag("--force", opt->force, "Use a non-empty --out that holds no ledger");
   app->add_flag("--dry-run", opt->dry_run,
                 "Load the data, sample, calibrate the noise and print the plan; no training, no files");
@@ -123,7 +86,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
                 << train::describe_method_defaults();
       return 0;
     }
-    if (opt->config.empty()) throw UsageError("dpgnn train: --config is required");
+    if (opt->config.empty() && !opt->resume) throw UsageError("dpgnn train: --config is required");
     if (opt->check) {
       // No MPI, no data: a config error is a plain UsageError (exit 2) naming the file and key.
       std::cout << check_line(train::load_config(opt->config, opt->overrides)) << "\n";
@@ -132,7 +95,14 @@ void add_train_command(CLI::App& root, Registry& registry) {
     if (opt->out.empty() && !opt->dry_run) throw UsageError("dpgnn train: --out is required (the run directory)");
     train::Config cfg;
     try {
-      cfg = train::load_config(opt->config, opt->overrides);
+      if (!opt->config.empty()) {
+        cfg = train::load_config(opt->config, opt->overrides);
+      } else {
+        // --resume --out RUN alone: the config the run is bound to (its ledger header).
+        if (!opt->overrides.empty())
+          throw UsageError("dpgnn train: --set needs --config (a resumed run keeps its bound config)");
+        cfg = train::parse_config(train::bound_config_text(opt->out), (std::filesystem::path(opt->out) / "ledger.jsonl").string(), {});
+      }
     } catch (const Error& e) {
       throw CollectiveError(e.what(), e.exit_code(), launcher_rank_is_zero());
     }
@@ -163,6 +133,10 @@ void add_train_command(CLI::App& root, Registry& registry) {
       if (cfg.device != "cpu")
         device_comm = dist::make_communicator(dist::BufferLocation::cuda, train::cuda_device_index(cfg));
       const train::TrainSummary s = train::run_training(cfg, to, *comm, device_comm.get());
+      if (s.stopped_by == "interrupted") {
+        dist::finalize_environment();
+        return train::interrupted_exit_code(s.signal);
+      }
       if (opt->dry_run && env.world_rank == 0)
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "
                   << s.batch_size << ", noise multiplier " << s.noise_multiplier << ", sigma " << s.sigma

@@ -10,13 +10,14 @@
 #include "command.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/log.h"
+#include "dpgnn/util/version.h"
 
 namespace {
 
 int run(int argc, char** argv) {
   CLI::App app{"dpgnn: distributed differentially private graph neural network training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dpgnn 0.1.0");
+  app.set_version_flag("--version", std::string("dpgnn ") + dpgnn::kVersion + " (commit " + dpgnn::kCommit + ")");
   app.footer(
       "Exit codes: 0 ok, 1 internal error, 2 bad argument/config/parameter, 3 malformed input "
       "file, 4 I/O or system error. See docs/cli.md.\n");

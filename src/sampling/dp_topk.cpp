@@ -174,10 +174,6 @@ void check_inputs(const SparseVector& v, const TopKUniverse& u, const TopKOption
       throw std::invalid_argument("dp_topk: vector value at index " + std::to_string(v.index[i]) +
                                   " must be finite and >= 0");
   }
-  // |support| + k <= members (compared without overflow).
-  if (static_cast<std::uint64_t>(o.k) > static_cast<std::uint64_t>(u.members) - v.index.size())
-    throw std::invalid_argument("dp_topk: k = " + std::to_string(o.k) + " plus the support size " +
-                                std::to_string(v.index.size()) + " exceeds the universe " + std::to_string(u.members));
 }
 
 struct Candidate {
@@ -258,7 +254,10 @@ TopK dp_topk(const SparseVector& v, const TopKUniverse& u, const TopKOptions& o,
 
   // Report the k largest noisy scores (Algorithm 1 line 10, Algorithm 3 line 10). Ties have
   // probability 0; they are broken by index so the output is a function of the draws.
-  const auto k = static_cast<std::size_t>(o.k);
+  // min(k, members) entries: with fewer members than k, every member is reported (the direct
+  // mechanism's top-k of a vector shorter than k). members is public, so the output length
+  // says nothing private, and no private quantity can make the mechanism refuse.
+  const auto k = std::min(static_cast<std::size_t>(o.k), cand.size());
   std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(k), cand.end(),
                     [](const Candidate& a, const Candidate& b) {
                       return a.score > b.score || (a.score == b.score && a.index < b.index);
@@ -272,8 +271,8 @@ TopK dp_topk(const SparseVector& v, const TopKUniverse& u, const TopKOptions& o,
       case TopKMechanism::gm:  // Algorithm 3: the noisy entries themselves
         out.value.push_back(cand[i].score);
         break;
-      case TopKMechanism::em0:  // Algorithm 1 option I (line 12): 1/K each
-        out.value.push_back(1.0 / static_cast<double>(o.k));
+      case TopKMechanism::em0:  // Algorithm 1 option I (line 12): 1/K each (K = the entries reported)
+        out.value.push_back(1.0 / static_cast<double>(k));
         break;
       case TopKMechanism::em1:  // Algorithm 1 option II (line 13): clipped value + Laplace(K C2 / eps_2)
         out.value.push_back(cand[i].clipped + laplace(rng, o.value_noise_scale));

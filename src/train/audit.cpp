@@ -288,7 +288,7 @@ nlohmann::json audit_json(const AuditResult& r) {
                       {"batch_size", r.run.batch_size},
                       {"noise_multiplier", r.run.noise_multiplier},
                       {"optimizer", r.optimizer}};
-  if (!r.is_private) j["epsilon"] = nullptr;  // no claim to check
+  if (!r.accounted) j["epsilon"] = nullptr;  // no claim to check
   return j;
 }
 
@@ -367,7 +367,8 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
   to.local_rank = opt.local_rank;
   AuditResult res;
   res.run = run_training(run_cfg, to, comm, device_comm);
-  res.is_private = is_private(cfg.method_enum());
+  res.is_private = run_is_private(run_cfg);
+  res.accounted = is_private(cfg.method_enum());
   res.epsilon = res.run.epsilon;
   res.delta = cfg.privacy.delta;
   res.confidence = opt.confidence;

@@ -99,13 +99,15 @@ void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Op
   if (ema != nullptr && ema->defined()) *ema = read_tensor_like(f, "/ema", *ema);
 }
 
-void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text) {
+void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text,
+                      const std::string& provenance) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     auto f = h5::File::create(tmp);
     f.set_attr("/", "format", std::string("dpgnn-model"));
     f.set_attr("/", "format_version", static_cast<std::int64_t>(1));
     f.set_attr("/", "config", config_text);
+    if (!provenance.empty()) f.set_attr("/", "provenance", provenance);
     const auto& names = model.parameter_names();
     const auto& params = model.parameters();
     for (std::size_t i = 0; i < names.size(); ++i) write_tensor(f, "/" + names[i], params[i]);

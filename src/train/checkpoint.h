@@ -35,7 +35,9 @@ CheckpointMeta read_checkpoint_meta(const std::string& path);
 // `ema`, when defined, is filled from the checkpoint's average.
 void load_checkpoint_state(const std::string& path, model::Gnn& model, model::Optimizer& optimizer, at::Tensor* ema);
 
-// Writes the parameters, one dataset per parameter named by module path.
-void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text);
+// Writes the parameters, one dataset per parameter named by module path; `provenance` (JSON:
+// version, commit, hosts, times, private) goes in a root attribute when not empty.
+void write_model_file(const std::string& path, const model::Gnn& model, const std::string& config_text,
+                      const std::string& provenance = "");
 
 }  // namespace dpgnn::train

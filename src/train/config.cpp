@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -16,49 +17,8 @@
 
 namespace dpgnn::train {
 
-Method parse_method(const std::string& name) {
-  static const std::map<std::string, Method> m = {
-      {"drw", Method::kDrw},     {"drw-r", Method::kDrwR}, {"drw-d", Method::kDrwD}, {"dpgnn", Method::kDpGnn},
-      {"dp-mlp", Method::kDpMlp}, {"gcn", Method::kGcn},    {"mlp", Method::kMlp},     {"split", Method::kSplit},
-      {"dpar", Method::kDpar}};
-  auto it = m.find(name);
-  if (it == m.end())
-    throw UsageError("method '" + name + "' is unknown: expected one of drw, drw-r, drw-d, dpgnn, dp-mlp, split, dpar, gcn, mlp");
-  return it->second;
-}
-
 int cuda_device_index(const Config& c) {
   return c.device.rfind("cuda:", 0) == 0 ? std::stoi(c.device.substr(5)) : -1;
-}
-
-std::string accountant_name(Method m, bool worst_case) {
-  switch (m) {
-    case Method::kDpGnn: return "dpgnn_hypergeometric";
-    case Method::kDpar: return "dpar_appr_then_group_wor";
-    case Method::kGcn:
-    case Method::kMlp: return "none";
-    default: return worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
-  }
-}
-
-std::string method_name(Method m) {
-  switch (m) {
-    case Method::kDrw: return "drw";
-    case Method::kDrwR: return "drw-r";
-    case Method::kDrwD: return "drw-d";
-    case Method::kDpGnn: return "dpgnn";
-    case Method::kDpMlp: return "dp-mlp";
-    case Method::kGcn: return "gcn";
-    case Method::kMlp: return "mlp";
-    case Method::kSplit: return "split";
-    case Method::kDpar: return "dpar";
-  }
-  return "?";
-}
-
-bool is_private(Method m) { return m != Method::kGcn && m != Method::kMlp; }
-bool uses_random_walks(Method m) {
-  return m == Method::kDrw || m == Method::kDrwR || m == Method::kDrwD || m == Method::kGcn;
 }
 
 namespace {
@@ -149,6 +109,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.ema", train.ema, double, "number",
                 "evaluate and save an exponential moving average of the parameters with this decay "
                 "(post-processing: no privacy cost); 0 = off"),
+      DPGNN_NUM("train.keep_checkpoint", train.keep_checkpoint, bool, "boolean",
+                "keep checkpoint.h5 when the run finishes (it is removed by default: a finished run has nothing to "
+                "resume, and model.h5 holds the result)"),
       DPGNN_NUM("train.log_train_loss", train.log_train_loss, bool, "boolean",
                 "write each step's training loss to metrics.jsonl and the progress line; the loss is computed on "
                 "private labels without noise, so a private run that logs it says private: false"),
@@ -330,28 +293,6 @@ void validate(const Config& c) {
           "dpar.graph_sampling_rate", "must be in (0, 1]");
 }
 
-// Defaults that depend on the method (docs/configs.md, "Method defaults"): they replace the
-// table's defaults for that method and are themselves replaced by anything the file or
-// --set gives. Each is the best setup measured for the method (docs/results.md).
-const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& method_defaults() {
-  // Random-walk family: the Cora search of docs/results.md (a narrow tanh GCN, few steps, the
-  // parameter average, which is post-processing).
-  static const std::vector<std::pair<std::string, std::string>> random_walks = {
-      {"model.hidden", "64"}, {"model.activation", "tanh"}, {"train.max_steps", "200"}, {"train.ema", "0.95"},
-      {"train.lr", "0.03"}};
-  static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> d = {
-      {"drw", random_walks},
-      {"drw-r", random_walks},
-      {"drw-d", random_walks},
-      // DPAR: the Coauthor CS search at epsilon 1 (linear f_theta on l2-normalised features,
-      // every example in every step through train.batch_size 0, 100 steps, most of the budget to DP-SGD).
-      {"dpar",
-       {{"model.layers", "1"}, {"model.input_norm", "l2"}, {"train.max_steps", "100"}, {"train.lr", "0.1"},
-        {"dpar.appr_fraction", "0.1"}}},
-  };
-  return d;
-}
-
 // The method named by the file or the last --set method=..., for the method defaults.
 std::string named_method(const YAML::Node& root, const std::vector<std::string>& overrides) {
   std::string m = Config{}.method;
@@ -365,7 +306,11 @@ std::string named_method(const YAML::Node& root, const std::vector<std::string>&
 
 std::string describe_method_defaults() {
   std::string out = "| method | defaults that differ from the table |\n|---|---|\n";
-  for (const auto& [method, keys] : method_defaults()) {
+  std::vector<std::string> names = method_names();
+  std::sort(names.begin(), names.end());
+  for (const auto& method : names) {
+    const auto keys = method_defaults_of(method);
+    if (keys.empty()) continue;
     std::string list;
     for (const auto& [k, v] : keys) list += (list.empty() ? "" : ", ") + ("`" + k + ": " + v + "`");
     out += "| `" + method + "` | " + list + " |\n";
@@ -385,9 +330,8 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
   }
   if (!root.IsNull() && !root.IsMap())
     throw ConfigError(source, "(top level)", "must be a mapping of sections and keys");
-  const auto md = method_defaults().find(named_method(root, overrides));
-  if (md != method_defaults().end())
-    for (const auto& [key, value] : md->second) apply(c, key, YAML::Load(value), "(method defaults)");
+  for (const auto& [key, value] : method_defaults_of(named_method(root, overrides)))
+    apply(c, key, YAML::Load(value), "(method defaults)");
   if (!root.IsNull()) walk(c, root, "", source);
   for (const auto& o : overrides) {
     const auto eq = o.find('=');

@@ -68,60 +68,165 @@ void LedgerWriter::append(const LedgerEntry& e) {
          {"noise_multiplier", m.noise_multiplier},
          {"epsilon", e.epsilon}};
   }
+  write_line(j);
+}
+
+void LedgerWriter::append_header(const nlohmann::json& binding) {
+  write_line({{"ledger", "dpgnn"}, {"version", kLedgerFormat}, {"binding", binding}});
+}
+
+void LedgerWriter::append_release(const ReleaseRecord& r) {
+  if (r.name.empty() || r.name == kSgdRelease || r.name == kGraphSampleRelease)
+    throw std::invalid_argument("ledger: a release record needs its own name, got '" + r.name + "'");
+  if (r.events.empty()) throw std::invalid_argument("ledger: release '" + r.name + "' has no events");
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : r.events) {
+    if (e.count < 1) throw std::invalid_argument("ledger: release '" + r.name + "' needs counts >= 1");
+    events.push_back({{"mechanism", e.mechanism.to_string()}, {"count", e.count}});
+  }
+  nlohmann::json j = {{"release", r.name}, {"events", events}, {"file", r.file}, {"digest", r.digest},
+                      {"key", r.key_fingerprint}, {"epsilon", r.epsilon}};
+  if (r.subsample) j["subsample"] = r.subsample->to_string();
+  write_line(j);
+}
+
+void LedgerWriter::append_segment(const nlohmann::json& segment) { write_line({{"resume", segment}}); }
+
+void LedgerWriter::append_end(const nlohmann::json& end) { write_line({{"end", end}}); }
+
+void LedgerWriter::write_line(const nlohmann::json& j) {
   const std::string line = j.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0 ||
       ::fsync(::fileno(file_)) != 0)
     throw IoError(path_ + ": cannot write the privacy ledger: " + std::strerror(errno));
 }
 
-std::vector<LedgerEntry> read_ledger(const std::string& path) {
+namespace {
+
+// Reads one format-2 release record into `out` (entries expanded) or throws.
+ReleaseRecord parse_release_record(const nlohmann::json& j) {
+  ReleaseRecord r;
+  r.name = j.at("release").get<std::string>();
+  if (r.name == kSgdRelease || r.name == kGraphSampleRelease)
+    throw std::invalid_argument("a release record cannot be named '" + r.name + "'");
+  for (const auto& e : j.at("events")) {
+    privacy::AccountantEvent ev{privacy::Mechanism::parse(e.at("mechanism").get<std::string>()),
+                                e.at("count").get<std::int64_t>()};
+    if (ev.count < 1) throw std::invalid_argument("event count must be >= 1");
+    r.events.push_back(ev);
+  }
+  if (r.events.empty()) throw std::invalid_argument("release record without events");
+  if (j.contains("subsample")) r.subsample = privacy::Subsample::parse(j.at("subsample").get<std::string>());
+  r.file = j.at("file").get<std::string>();
+  r.digest = j.at("digest").get<std::string>();
+  r.key_fingerprint = j.at("key").get<std::string>();
+  r.epsilon = j.at("epsilon").get<double>();
+  if (r.file.empty() || r.digest.rfind("blake2b:", 0) != 0)
+    throw std::invalid_argument("release record needs a file and a blake2b digest");
+  return r;
+}
+
+// A format-1 line (an sgd step, a release event, the graph sample).
+LedgerEntry parse_entry(const nlohmann::json& j) {
+  LedgerEntry e;
+  e.release = j.contains("release") ? j.at("release").get<std::string>() : kSgdRelease;
+  e.count = j.contains("count") ? j.at("count").get<std::int64_t>() : 1;
+  if (e.is_sgd()) {
+    e.step = j.at("step").get<std::int64_t>();
+  } else if (j.contains("step")) {
+    throw std::invalid_argument("release '" + e.release + "' carries a step");
+  }
+  if (e.release == kGraphSampleRelease)
+    e.subsample = privacy::Subsample::parse(j.at("subsample").get<std::string>());
+  else
+    e.mechanism = privacy::Mechanism::parse(j.at("mechanism").get<std::string>());
+  e.epsilon = j.at("epsilon").get<double>();
+  check_entry(e);
+  return e;
+}
+
+}  // namespace
+
+Ledger read_ledger_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError(path + ": cannot read the privacy ledger");
-  std::vector<LedgerEntry> out;
+  Ledger out;
   std::string line;
   std::int64_t lineno = 0;
   std::int64_t sgd = 0;  // sgd lines read so far = the step the next sgd line must carry
+  bool any = false;
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty()) continue;
     const std::string where = "line " + std::to_string(lineno);
-    LedgerEntry e;
+    if (out.end) throw DataError(path, where, "a line after the run's end record");
+    nlohmann::json j;
+    std::vector<LedgerEntry> expanded;
     try {
-      const auto j = nlohmann::json::parse(line);
-      e.release = j.contains("release") ? j.at("release").get<std::string>() : kSgdRelease;
-      e.count = j.contains("count") ? j.at("count").get<std::int64_t>() : 1;
-      if (e.is_sgd()) {
-        e.step = j.at("step").get<std::int64_t>();
-      } else if (j.contains("step")) {
-        throw std::invalid_argument("release '" + e.release + "' carries a step");
+      j = nlohmann::json::parse(line);
+      if (j.contains("ledger")) {
+        if (any) throw std::invalid_argument("the header must be the ledger's first line");
+        if (j.at("version").get<int>() != kLedgerFormat)
+          throw std::invalid_argument("unknown ledger format version " + j.at("version").dump());
+        out.binding = j.at("binding");
+      } else if (j.contains("resume")) {
+        if (!out.binding) throw std::invalid_argument("a resume segment in a ledger without a header");
+        const auto& seg = j.at("resume");
+        if (seg.at("after_step").get<std::int64_t>() != sgd)
+          throw std::invalid_argument("resume segment after step " + seg.at("after_step").dump() + " where " +
+                                      std::to_string(sgd) + " steps are recorded");
+        out.segments.push_back(seg);
+      } else if (j.contains("end")) {
+        if (!out.binding) throw std::invalid_argument("an end record in a ledger without a header");
+        out.end = j.at("end");
+      } else if (j.contains("events")) {
+        if (!out.binding) throw std::invalid_argument("a release record in a ledger without a header");
+        ReleaseRecord r = parse_release_record(j);
+        if (r.subsample) {
+          LedgerEntry g;
+          g.release = kGraphSampleRelease;
+          g.subsample = r.subsample;
+          g.epsilon = 0.0;
+          expanded.push_back(g);
+        }
+        for (const auto& ev : r.events) {
+          LedgerEntry e;
+          e.release = r.name;
+          e.mechanism = ev.mechanism;
+          e.count = ev.count;
+          e.epsilon = r.epsilon;
+          expanded.push_back(e);
+        }
+        out.releases.push_back(std::move(r));
+      } else {
+        expanded.push_back(parse_entry(j));
       }
-      if (e.release == kGraphSampleRelease)
-        e.subsample = privacy::Subsample::parse(j.at("subsample").get<std::string>());
-      else
-        e.mechanism = privacy::Mechanism::parse(j.at("mechanism").get<std::string>());
-      e.epsilon = j.at("epsilon").get<double>();
-      check_entry(e);
     } catch (const std::exception& ex) {
       throw DataError(path, where,
                       std::string("malformed ledger entry (") + ex.what() +
                           "); the ledger is append-only and must not be edited");
     }
-    if (e.subsample && !out.empty())
-      throw DataError(path, where, std::string("the '") + kGraphSampleRelease + "' line must be the ledger's first");
-    if (e.is_sgd()) {
-      if (e.step != sgd)
+    any = true;
+    for (auto& e : expanded) {
+      if (e.subsample && !out.entries.empty())
+        throw DataError(path, where, std::string("the '") + kGraphSampleRelease + "' line must be the ledger's first");
+      if (e.is_sgd()) {
+        if (e.step != sgd)
+          throw DataError(path, where,
+                          "step " + std::to_string(e.step) + " where step " + std::to_string(sgd) + " was expected");
+        ++sgd;
+      } else if (sgd > 0) {
         throw DataError(path, where,
-                        "step " + std::to_string(e.step) + " where step " + std::to_string(sgd) + " was expected");
-      ++sgd;
-    } else if (sgd > 0) {
-      throw DataError(path, where,
-                      "release '" + e.release + "' after training step " + std::to_string(sgd - 1) +
-                          ": pre-training releases must all come before the first training step");
+                        "release '" + e.release + "' after training step " + std::to_string(sgd - 1) +
+                            ": pre-training releases must all come before the first training step");
+      }
+      out.entries.push_back(std::move(e));
     }
-    out.push_back(std::move(e));
   }
   return out;
 }
+
+std::vector<LedgerEntry> read_ledger(const std::string& path) { return read_ledger_file(path).entries; }
 
 std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries) {
   std::int64_t n = 0;

@@ -60,6 +60,25 @@ RunSecrets rank0_secrets(bool is_private, const std::optional<std::uint64_t>& pi
   return s;
 }
 
+std::optional<RunSecrets> reproducible_secrets(bool is_private, const std::optional<std::uint64_t>& pinned_seed,
+                                               std::uint64_t train_seed, const fs::path& run_dir) {
+  if (!is_private || pinned_seed) return rank0_secrets(is_private, pinned_seed, train_seed, run_dir, true);
+  if (!secrets_available(run_dir, false)) return std::nullopt;
+  RunSecrets s;
+  s.noise = read_secret_file(noise_secret_file(run_dir).string());
+  s.batch = read_secret_file(batch_secret_file(run_dir).string());
+  return s;
+}
+
+RunSecrets fresh_secrets(const fs::path& run_dir) {
+  RunSecrets s;
+  s.noise = random_secret();
+  s.batch = random_secret();
+  write_secret_file(noise_secret_file(run_dir).string(), s.noise);
+  write_secret_file(batch_secret_file(run_dir).string(), s.batch);
+  return s;
+}
+
 void share_batch_secret(RunSecrets& secrets, dist::Communicator& comm) {
   comm.broadcast(secrets.batch.bytes.data(), secrets.batch.bytes.size(), 0);
 }

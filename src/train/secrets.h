@@ -42,6 +42,13 @@ bool secrets_available(const std::filesystem::path& run_dir, bool pinned);
 RunSecrets rank0_secrets(bool is_private, const std::optional<std::uint64_t>& pinned_seed, std::uint64_t train_seed,
                          const std::filesystem::path& run_dir, bool reuse_kept);
 
+// The secrets this run can reproduce without writing anything: the public batch key
+// (non-private), the pinned ones, or the kept files; nothing when a private run's files are gone.
+std::optional<RunSecrets> reproducible_secrets(bool is_private, const std::optional<std::uint64_t>& pinned_seed,
+                                               std::uint64_t train_seed, const std::filesystem::path& run_dir);
+// Fresh secrets from the OS, written 0600 to run_dir.
+RunSecrets fresh_secrets(const std::filesystem::path& run_dir);
+
 // Broadcasts the batch secret from rank 0 (one 32-byte broadcast); the noise secret stays.
 void share_batch_secret(RunSecrets& secrets, dist::Communicator& comm);
 

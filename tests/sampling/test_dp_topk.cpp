@@ -391,9 +391,18 @@ TEST(DpTopK, ASubsetUniverseMatchesTheDirectMechanismOverItsMembers) {
   EXPECT_THROW(dp_topk(make_vec({{4, 1.0}}), u, gm, rng), std::invalid_argument);
   EXPECT_THROW(dp_topk(v, TopKUniverse{range, range + 1, u.is_member}, gm, rng), std::invalid_argument);
   EXPECT_THROW(dp_topk(v, TopKUniverse{range, members, {}}, gm, rng), std::invalid_argument);
+  // A top-K wider than the zero entries left, or than the universe: min(k, members) entries,
+  // never a refusal (the fit of a private support must not decide anything).
   TopKOptions big = gm;
   big.k = 8;  // 3 support + 8 > 10 members
-  EXPECT_THROW(dp_topk(v, u, big, rng), std::invalid_argument);
+  const TopK eight = dp_topk(v, u, big, rng);
+  EXPECT_EQ(eight.index.size(), 8u);
+  big.k = 12;  // more than the 10 members: every member, once
+  TopK all = dp_topk(v, u, big, rng);
+  ASSERT_EQ(all.index.size(), static_cast<std::size_t>(members));
+  std::sort(all.index.begin(), all.index.end());
+  EXPECT_EQ(std::adjacent_find(all.index.begin(), all.index.end()), all.index.end());
+  for (auto j : all.index) EXPECT_TRUE(u.is_member(j)) << j;
 }
 
 TEST(DpTopK, RejectsBadOptionsNamingThem) {

@@ -60,7 +60,7 @@ struct TopK {
 // and >= 0) over the universe [0, universe). Throws std::invalid_argument naming the
 // offending option or input: k < 1, clip <= 0, noise_scale <= 0, value_noise_scale <= 0
 // (em1 only), non-finite options, universe < 1, an index outside [0, universe) or out of
-// order, a negative or non-finite value, or |support| + k > universe.
+// order, or a negative or non-finite value. Reports min(k, members) entries.
 TopK dp_topk(const SparseVector& v, std::int64_t universe, const TopKOptions& o, SecureStream& rng);
 
 // A universe that is a subset of [0, range): the `members` indices for which is_member holds

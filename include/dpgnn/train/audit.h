@@ -55,7 +55,8 @@ struct AuditOptions {
 
 struct AuditResult {
   TrainSummary run;                 // the training run with its canaries
-  bool is_private = false;
+  bool is_private = false;  // run_is_private(config): the run is covered by the guarantee
+  bool accounted = false;   // the method accounts an epsilon (the claim the lower bound is checked against)
   double epsilon = 0.0;             // claimed: the run's accountant (0 for a non-private method)
   double delta = 0.0;
   double epsilon_lower_bound = 0.0;

@@ -12,13 +12,19 @@
 
 namespace dpgnn::train {
 
+// The methods. What each one is (private or not, its sampler and accountant, its defaults)
+// lives in its own file under src/train/methods/ and the registry there (method.h); these
+// functions read the registry.
 enum class Method { kDrw, kDrwR, kDrwD, kDpGnn, kDpMlp, kGcn, kMlp, kSplit, kDpar };
-Method parse_method(const std::string& name);
+Method parse_method(const std::string& name);  // UsageError listing the methods for an unknown name
 std::string method_name(Method m);
-bool is_private(Method m);          // drw, drw-r, drw-d, dpgnn, dp-mlp, split, dpar
+std::vector<std::string> method_names();       // every registered method
+bool is_private(Method m);          // the method adds noise and accounts (drw, ..., dpar)
 bool uses_random_walks(Method m);   // drw, drw-r, drw-d, gcn (same sampler and batch as drw)
 // The accountant a method is paired with (DESIGN.md 3), as summaries and `train --check` name it.
 std::string accountant_name(Method m, bool worst_case);
+// The defaults that replace the config table's for `method` (none for an unknown name).
+std::vector<std::pair<std::string, std::string>> method_defaults_of(const std::string& method);
 
 struct DataSection {
   std::string dataset;    // dataset HDF5 file (required)
@@ -47,6 +53,7 @@ struct TrainSection {
   int threads = 0;                      // compute threads per rank; 0 = cores / local ranks
   double ema = 0.0;                     // decay of the parameter average used for evaluation; 0 = off
   bool log_train_loss = false;          // release the batch loss (private labels, no noise): not private
+  bool keep_checkpoint = false;         // keep checkpoint.h5 after the run finishes
 };
 
 struct PrivacySection {
@@ -116,6 +123,17 @@ std::string describe_config_keys();
 // The defaults that depend on the method (replacing the table's for that method), as a
 // Markdown table.
 std::string describe_method_defaults();
+// The sampler and accountant a config's method is paired with (DESIGN.md 3), one phrase.
+std::string method_pairing(const Config& config);
+
+// Whether a run of this config is covered by the privacy guarantee (summary.json "private"):
+// false for a non-private method and whenever any part of the run is outside it (a pinned
+// noise seed, a released training loss, a method's own reason such as DP-GNN's `paper`
+// degree bound). The one place train, predict and audit decide it (methods/method.cpp).
+bool run_is_private(const Config& config);
+// The reasons run_is_private is false, one phrase each (empty when it is true).
+std::vector<std::string> reasons_not_private(const Config& config);
+
 // The GPU a validated config pins: N for "cuda:N"; -1 for "cuda" (by local rank) and "cpu".
 int cuda_device_index(const Config& config);
 

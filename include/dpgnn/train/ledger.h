@@ -18,6 +18,20 @@
 //      {"release": "graph-sample", "subsample": "subsample n=14666 m=1320", "rate": 0.09,
 //       "count": 1, "epsilon": 0}
 //    Every epsilon of the run is then amplified by it (privacy/subsample.h).
+//  * (format 2) a header, first: {"ledger": "dpgnn", "version": 2, "binding": {...}}: what the
+//    run is bound to (train/run_binding.h: the effective config and its digest, ranks,
+//    device, data checksums, dpgnn version, secret fingerprints). A resume checks itself
+//    against it, not against the editable config.yaml.
+//  * (format 2) a release record, ONE line per release, written (fsync) before the release
+//    is used: {"release": "dp-appr", "events": [{"mechanism": "...", "count": 70}, ...],
+//    "subsample": "subsample n=.. m=.." (optional), "file": "releases/dp-appr.json",
+//    "digest": "blake2b:...", "epsilon": ...}. One line is one write: a crash leaves either
+//    the whole record or a torn line, which is refused. read_ledger expands it into the
+//    entries above (a graph-sample entry, then one entry per event).
+//  * (format 2) a resume segment, appended by every resume before its first step:
+//    {"resume": {"after_step": 100, "ranks": 4, "device": "cpu", "version": "0.2.0", ...}}:
+//    the steps after it were taken on that set-up (a replay must match it).
+//  * (format 2) the end, last: {"end": {"steps": 83, "stopped_by": "target_epsilon", ...}}.
 // `mechanism` is privacy::Mechanism's exact text form (doubles with 17 digits), from which
 // the accountant is rebuilt bit for bit; the other fields are for people and plots. A line
 // without "release" is an sgd line and one without "count" counts 1, so ledgers written
@@ -26,6 +40,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +70,31 @@ struct LedgerEntry {
   bool is_sgd() const { return release == kSgdRelease; }
 };
 
+inline constexpr int kLedgerFormat = 2;
+
+// A pre-training release as one ledger record (see above).
+struct ReleaseRecord {
+  std::string name;                               // e.g. "dp-appr"
+  std::vector<privacy::AccountantEvent> events;   // its privacy cost
+  std::optional<privacy::Subsample> subsample;    // the run's hidden sample, when it has one
+  std::string file;                               // the stored release, relative to the run directory
+  std::string digest;                             // util/digest.h blake2b_digest of the file's bytes
+  // The fingerprint of the batch secret the release (and a hidden sample) was keyed with: a
+  // resume must hold that secret to rebuild the hidden sample.
+  std::string key_fingerprint;
+  double epsilon = 0.0;                           // spent after it
+};
+
+// A ledger as read: the header's binding (absent in format-1 ledgers), the entries (sgd steps
+// and the expanded releases, in order), the release records, the resume segments, the end.
+struct Ledger {
+  std::optional<nlohmann::json> binding;
+  std::vector<LedgerEntry> entries;
+  std::vector<ReleaseRecord> releases;
+  std::vector<nlohmann::json> segments;  // each with "after_step"
+  std::optional<nlohmann::json> end;
+};
+
 class LedgerWriter {
  public:
   // Opens `path` for appending (creating it).
@@ -66,8 +107,14 @@ class LedgerWriter {
   // count != 1, a release with count < 1 or an empty name); the order of lines is the
   // caller's (read_ledger checks it).
   void append(const LedgerEntry& entry);
+  // The format-2 records (see above), each one line, durable before returning.
+  void append_header(const nlohmann::json& binding);
+  void append_release(const ReleaseRecord& record);
+  void append_segment(const nlohmann::json& segment);
+  void append_end(const nlohmann::json& end);
 
  private:
+  void write_line(const nlohmann::json& j);
   std::string path_;
   std::FILE* file_ = nullptr;
 };
@@ -77,6 +124,9 @@ class LedgerWriter {
 // lines. A torn last line (a crash while writing) is an error too: the step may have been
 // used.
 std::vector<LedgerEntry> read_ledger(const std::string& path);
+// The whole ledger (header, records, segments, end), checked the same way; also DataError for
+// a header that is not first, an unknown format version, or anything after the end.
+Ledger read_ledger_file(const std::string& path);
 
 // The number of training steps the ledger records (its sgd lines; releases not counted).
 std::int64_t sgd_steps(const std::vector<LedgerEntry>& entries);

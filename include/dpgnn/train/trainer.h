@@ -7,9 +7,13 @@
 //   metrics.jsonl   step, epsilon, steps/s (loss only when released: train.log_train_loss
 //                   or a non-private method), and val/test metrics when evaluated
 //   noise_secret, batch_secret   0600, while a private run lives (train/secrets.h)
-//   checkpoint.h5   the last checkpoint (parameters, optimiser state, step, checksums)
+//   run.json        the binding (run_directory.h) and each start's provenance (hosts, times)
+//   releases/       pre-training releases (DPAR's DP-APPR rows), each recorded in the ledger
+//                   with its digest before it was used
+//   checkpoint.h5   the last checkpoint (parameters, optimiser state, step, checksums);
+//                   removed when the run finishes unless train.keep_checkpoint
 //   model.h5        the final parameters, one dataset per parameter named by module path
-//   summary.json    the run's result (method, epsilon, accuracy, ...)
+//   summary.json    the run's result (method, epsilon, accuracy, stopped_by, provenance, ...)
 #pragma once
 
 #include <cstdint>
@@ -50,7 +54,19 @@ struct TrainSummary {
   double test_metric = 0.0;
   double wall_seconds = 0.0;
   double steps_per_second = 0.0;
+  std::string stopped_by;     // max_steps | target_epsilon | interrupted ("" for a dry run)
+  int signal = 0;             // SIGINT / SIGTERM when interrupted
+  bool already_finished = false;  // a --resume of a finished run: nothing was done
+  bool is_private = false;    // run_is_private(config)
 };
+
+// The exit code of a run stopped by `signal` (SIGINT, SIGTERM): 128 + signal, as shells
+// report a process killed by it; the run is checkpointed and resumable (docs/cli.md).
+inline int interrupted_exit_code(int signal) { return 128 + signal; }
+
+// The config text a run directory is bound to (its ledger header's, else run.json's), for
+// `dpgnn train --resume --out RUN` without --config. UsageError when RUN holds no bound run.
+std::string bound_config_text(const std::string& run_dir);
 
 // Runs (or resumes) training. Collective over `comm`, which moves host buffers (start-up
 // state, flags, checkpoints, halo plans). With `device: cuda`, `device_comm` (NCCL, one GPU

@@ -25,14 +25,65 @@
 
 #include <algorithm>
 
-#include "../dpar_appr.h"
+#include "dpar_appr.h"
 #include "dpgnn/partition/partition_file.h"
 
 namespace dpgnn::train::methods {
 namespace {
 
+// DP-APPR as the method's pre-training release: computed once, stored, reused on resume.
+class DparRelease : public PreTrainingRelease {
+ public:
+  std::string name() const override { return "dp-appr"; }
+  double budget_fraction(const Config& c) const override { return c.dpar.appr_fraction; }
+  std::vector<privacy::AccountantEvent> events(const Config& c, double z) const override {
+    return dp_appr_events(c.dpar, c.dpar.appr_nodes, z);
+  }
+  // Graph sampling (Sec. 3.2): the release and the steps see only a hidden uniform sample of
+  // m' of the U training nodes (dpar_appr.h), so the run's epsilon is amplified at q = m'/U.
+  std::optional<privacy::Subsample> outer_subsample(const Config& c, std::int64_t total_train) const override {
+    if (c.dpar.graph_sampling_rate >= 1.0) return std::nullopt;
+    return privacy::Subsample::of(total_train, graph_sample_size(c.dpar, total_train));
+  }
+  std::string compute(const Config& c, const partition::PartitionFile& pf, const partition::Shard& shard,
+                      dist::Communicator& comm, const Secret& key, double z) const override {
+    const ApprRelease r = release_dp_appr(c.dpar, pf, shard, comm, key, z);
+    return serialise_release(r);
+  }
+  PreRelease apply(const Config& c, const std::string& stored, const partition::PartitionFile& pf,
+                   const partition::Shard& shard, dist::Communicator& comm, const Secret& key) const override {
+    const ApprRelease r = parse_release(stored, "the stored DP-APPR release");
+    PreRelease p;
+    p.name = name();
+    p.occurrence_bound = r.occurrence_bound;
+    p.removed_examples = r.folded;
+    p.example_features = aggregated_features(r.rows, pf, shard, c.model.input_norm);
+    p.in_sample = graph_sample_membership(c.dpar, pf, comm, key);
+    p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
+                std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +
+                (p.in_sample ? " sampled" : "") + " training nodes, occurrence bound g = " +
+                std::to_string(r.occurrence_bound) + ", " + std::to_string(r.folded.size()) +
+                " examples folded into rows";
+    return p;
+  }
+};
+
 class Dpar : public MethodSpec {
  public:
+  std::string name() const override { return "dpar"; }
+  std::string accountant(const Config&) const override { return "dpar_appr_then_group_wor"; }
+  std::string pairing(const Config& c) const override {
+    return "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
+           std::to_string(c.dpar.top_k) + ", " + std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) +
+           "% of the budget) then sampler single nodes with their top-K aggregation, accountant " + accountant(c) +
+           " (sensitivity 2C g, g = most examples one node is in)";
+  }
+  // The Coauthor CS search at epsilon 1 (linear f_theta on l2-normalised features, every
+  // example in every step through train.batch_size 0, 100 steps, most of the budget to DP-SGD).
+  std::vector<std::pair<std::string, std::string>> defaults() const override {
+    return {{"model.layers", "1"}, {"model.input_norm", "l2"}, {"train.max_steps", "100"}, {"train.lr", "0.1"},
+            {"dpar.appr_fraction", "0.1"}};
+  }
   sampling::SamplerOptions sampler_options(const Config& c) const override { return single_node_sampler(c); }
   model::Arch arch(const Config&) const override { return model::Arch::kMlp; }
   // Every example (a full batch): large batches and few steps learn best at small budgets,
@@ -51,38 +102,11 @@ class Dpar : public MethodSpec {
     return privacy::Mechanism::group_wor(realised, m, occurrence_bound, z);
   }
 
-  bool has_pre_release() const override { return true; }
-  std::vector<privacy::AccountantEvent> pre_release_events(const Config& c, double z) const override {
-    return dp_appr_events(c.dpar, c.dpar.appr_nodes, z);
-  }
-  double pre_release_fraction(const Config& c) const override { return c.dpar.appr_fraction; }
-
-  // Graph sampling (Sec. 3.2): the release and the steps see only a hidden uniform sample of
-  // m' of the U training nodes (dpar_appr.h), so the run's epsilon is amplified at q = m'/U.
-  std::optional<privacy::Subsample> outer_subsample(const Config& c, std::int64_t total_train) const override {
-    if (c.dpar.graph_sampling_rate >= 1.0) return std::nullopt;
-    return privacy::Subsample::of(total_train, graph_sample_size(c.dpar, total_train));
-  }
-
-  PreRelease pre_release(const Config& c, const partition::PartitionFile& pf, const partition::Shard& shard,
-                         dist::Communicator& comm, const Secret& key, double z) const override {
-    const ApprRelease r = release_dp_appr(c.dpar, pf, shard, comm, key, z);
-    PreRelease p;
-    p.name = "dp-appr";
-    p.occurrence_bound = r.occurrence_bound;
-    p.removed_examples = r.folded;
-    p.example_features = aggregated_features(r.rows, pf, shard, c.model.input_norm);
-    p.in_sample = r.in_sample;
-    p.summary = "DP-APPR (" + c.dpar.mechanism + "): " + std::to_string(r.rows.size()) + " rows of top-" +
-                std::to_string(c.dpar.top_k) + " over " + std::to_string(r.universe) +
-                (r.in_sample ? " sampled" : "") + " training nodes, scale z = " + std::to_string(z) + ", occurrence bound g = " +
-                std::to_string(r.occurrence_bound) + ", " + std::to_string(r.folded.size()) +
-                " examples folded into rows (rank 0: " + std::to_string(r.rows_read) + " CSR rows read, " +
-                std::to_string(r.seconds) + " s)";
-    return p;
-  }
-
+  const PreTrainingRelease* pre_training_release() const override { return &release_; }
   int propagation_steps(const Config& c) const override { return c.dpar.propagation_steps; }
+
+ private:
+  DparRelease release_;
 };
 
 }  // namespace

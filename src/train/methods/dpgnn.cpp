@@ -11,6 +11,21 @@ namespace {
 
 class DpGnn : public MethodSpec {
  public:
+  std::string name() const override { return "dpgnn"; }
+  std::string accountant(const Config&) const override { return "dpgnn_hypergeometric"; }
+  std::string pairing(const Config& c) const override {
+    return "sampler in-degree-bounded neighbourhoods (K " + std::to_string(c.sampler.max_degree) + ", r " +
+           std::to_string(c.model.layers) + "), accountant " + accountant(c) + " (sensitivity 2C N(K, r))";
+  }
+  // sampler.degree_bound: paper samples each in-edge of u with probability K/(2|RE_u|), which
+  // depends on u's other in-neighbours: removing a node changes subgraphs that do not contain
+  // it, and Lemma 2 (hence the reported epsilon) does not cover that step (docs/privacy.md,
+  // "DP-GNN degree bounding"); `require` is covered.
+  std::optional<std::string> outside_guarantee(const Config& c) const override {
+    if (c.sampler.degree_bound != "paper") return std::nullopt;
+    return "sampler.degree_bound: paper is outside Lemma 2 of Daigavane et al. (removing a node changes subgraphs "
+           "that do not contain it; docs/privacy.md); sampler.degree_bound: require is covered";
+  }
   sampling::SamplerOptions sampler_options(const Config& c) const override {
     sampling::SamplerOptions o;
     o.kind = sampling::SamplerKind::dpgnn;

@@ -11,6 +11,25 @@ class DrwFamily : public MethodSpec {
  public:
   explicit DrwFamily(Method m) : method_(m) {}
 
+  std::string name() const override {
+    return method_ == Method::kDrwR ? "drw-r" : method_ == Method::kDrwD ? "drw-d" : "drw";
+  }
+  bool uses_random_walks() const override { return true; }
+  std::string pairing(const Config& c) const override {
+    const auto o = sampler_options(c);
+    std::string s = method_ == Method::kDrwR ? "sampler disjoint random walks with restarts (L " +
+                                                    std::to_string(o.walk_length) + ", R " + std::to_string(o.restarts)
+                                             : "sampler disjoint random walks (L " + std::to_string(o.walk_length) + ", R 1";
+    if (method_ == Method::kDrwD) s += ", re-sampled every " + std::to_string(c.sampler.resample_every) + " steps";
+    return s + "), accountant " + accountant(c) + " (sensitivity 2C)";
+  }
+  // The Cora search of docs/results.md (a narrow tanh GCN, few steps, the parameter average,
+  // which is post-processing).
+  std::vector<std::pair<std::string, std::string>> defaults() const override {
+    return {{"model.hidden", "64"}, {"model.activation", "tanh"}, {"train.max_steps", "200"}, {"train.ema", "0.95"},
+            {"train.lr", "0.03"}};
+  }
+
   sampling::SamplerOptions sampler_options(const Config& c) const override {
     sampling::SamplerOptions o;
     o.walk_length = c.sampler.walk_length;

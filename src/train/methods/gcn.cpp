@@ -7,6 +7,13 @@ namespace {
 
 class Gcn : public MethodSpec {
  public:
+  std::string name() const override { return "gcn"; }
+  bool is_private() const override { return false; }
+  bool uses_random_walks() const override { return true; }
+  std::string pairing(const Config& c) const override {
+    return "sampler disjoint random walks (L " + std::to_string(c.sampler.walk_length) +
+           ", R 1), accountant none (non-private)";
+  }
   sampling::SamplerOptions sampler_options(const Config& c) const override {
     sampling::SamplerOptions o;
     o.kind = sampling::SamplerKind::drw;

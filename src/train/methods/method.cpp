@@ -40,15 +40,6 @@ privacy::Mechanism MethodSpec::mechanism(const Config& c, std::int64_t realised,
 
 std::uint64_t MethodSpec::epoch_of_step(const Config&, std::int64_t) const { return 0; }
 
-std::vector<privacy::AccountantEvent> MethodSpec::pre_release_events(const Config&, double) const { return {}; }
-
-double MethodSpec::pre_release_fraction(const Config&) const { return 0.0; }
-
-PreRelease MethodSpec::pre_release(const Config&, const partition::PartitionFile&, const partition::Shard&,
-                                   dist::Communicator&, const Secret&, double) const {
-  throw Error("method has no pre-training release", kExitInternal);
-}
-
 std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const std::string& partition_method) {
   if (partition_method != "metis") return std::nullopt;
   return c.source + ": method " + c.method +
@@ -64,19 +55,46 @@ sampling::SamplerOptions single_node_sampler(const Config& c) {
   return o;
 }
 
+std::string MethodSpec::accountant(const Config& c) const {
+  return c.privacy.worst_case ? "wor_replace_one_worst_case" : "wor_replace_one";
+}
+
+namespace {
+// The registry: each method's enumerator beside its spec, in the order --help lists them.
+struct Registered {
+  Method id;
+  const MethodSpec* spec;
+};
+const std::vector<Registered>& registry() {
+  static const std::vector<Registered> r = {
+      {Method::kDrw, &detail::drw_spec()},     {Method::kDrwR, &detail::drw_r_spec()},
+      {Method::kDrwD, &detail::drw_d_spec()},  {Method::kDpGnn, &detail::dpgnn_spec()},
+      {Method::kDpMlp, &detail::dp_mlp_spec()}, {Method::kSplit, &detail::split_spec()},
+      {Method::kDpar, &detail::dpar_spec()},   {Method::kGcn, &detail::gcn_spec()},
+      {Method::kMlp, &detail::mlp_spec()}};
+  return r;
+}
+}  // namespace
+
+const std::vector<const MethodSpec*>& all_methods() {
+  static const std::vector<const MethodSpec*> all = [] {
+    std::vector<const MethodSpec*> v;
+    for (const auto& r : registry()) v.push_back(r.spec);
+    return v;
+  }();
+  return all;
+}
+
+const MethodSpec* find_method(const std::string& name) {
+  for (const auto& r : registry())
+    if (r.spec->name() == name) return r.spec;
+  return nullptr;
+}
+
 const MethodSpec& method_spec(Method m) {
-  switch (m) {
-    case Method::kDrw: return detail::drw_spec();
-    case Method::kDrwR: return detail::drw_r_spec();
-    case Method::kDrwD: return detail::drw_d_spec();
-    case Method::kGcn: return detail::gcn_spec();
-    case Method::kDpGnn: return detail::dpgnn_spec();
-    case Method::kDpMlp: return detail::dp_mlp_spec();
-    case Method::kMlp: return detail::mlp_spec();
-    case Method::kSplit: return detail::split_spec();
-    case Method::kDpar: return detail::dpar_spec();
-  }
-  return detail::drw_spec();  // unreachable: every enumerator is listed above
+  for (const auto& r : registry())
+    if (r.id == m) return *r.spec;
+  throw Error("method_spec: an unregistered method", kExitInternal);
 }
 
 model::ModelConfig model_config(const Config& c, const graph::DatasetMeta& meta) {
@@ -94,3 +112,56 @@ model::ModelConfig model_config(const Config& c, const graph::DatasetMeta& meta)
 }
 
 }  // namespace dpgnn::train::methods
+
+// The config-level view of the registry (config.h).
+namespace dpgnn::train {
+
+Method parse_method(const std::string& name) {
+  for (const auto& r : methods::registry())
+    if (r.spec->name() == name) return r.id;
+  std::string known;
+  for (const auto* m : methods::all_methods()) known += (known.empty() ? "" : ", ") + m->name();
+  throw UsageError("method '" + name + "' is unknown: expected one of " + known);
+}
+
+std::string method_name(Method m) { return methods::method_spec(m).name(); }
+
+std::vector<std::string> method_names() {
+  std::vector<std::string> v;
+  for (const auto* m : methods::all_methods()) v.push_back(m->name());
+  return v;
+}
+
+bool is_private(Method m) { return methods::method_spec(m).is_private(); }
+bool uses_random_walks(Method m) { return methods::method_spec(m).uses_random_walks(); }
+
+std::string accountant_name(Method m, bool worst_case) {
+  const auto& spec = methods::method_spec(m);
+  if (!spec.is_private()) return "none";
+  Config c;
+  c.privacy.worst_case = worst_case;
+  return spec.accountant(c);
+}
+
+std::vector<std::pair<std::string, std::string>> method_defaults_of(const std::string& method) {
+  const auto* spec = methods::find_method(method);
+  return spec ? spec->defaults() : std::vector<std::pair<std::string, std::string>>{};
+}
+
+std::vector<std::string> reasons_not_private(const Config& c) {
+  const auto& spec = methods::method_spec(c.method_enum());
+  if (!spec.is_private()) return {"method " + c.method + " is not private"};
+  std::vector<std::string> why;
+  if (c.privacy.noise_seed)
+    why.push_back("privacy.noise_seed is pinned: the noise and the batches follow from the config");
+  if (c.train.log_train_loss)
+    why.push_back("train.log_train_loss releases the training loss on private labels without noise");
+  if (auto own = spec.outside_guarantee(c)) why.push_back(*own);
+  return why;
+}
+
+bool run_is_private(const Config& c) { return reasons_not_private(c).empty(); }
+
+std::string method_pairing(const Config& c) { return methods::method_spec(c.method_enum()).pairing(c); }
+
+}  // namespace dpgnn::train

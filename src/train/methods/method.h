@@ -57,9 +57,53 @@ struct PreRelease {
   std::function<bool(std::int64_t)> in_sample;
 };
 
+// A private release made once before the first training step (DPAR's DP-APPR), as an
+// optional part of a method. The trainer's privacy plan (privacy_plan.h) calibrates its scale,
+// records it in ONE ledger record with the digest of its stored form BEFORE anything uses it
+// (write-ahead), stores it in the run directory, and on resume reuses the stored bytes: a
+// release is never computed twice.
+class PreTrainingRelease {
+ public:
+  virtual ~PreTrainingRelease() = default;
+  virtual std::string name() const = 0;  // the ledger's name, e.g. "dp-appr"
+  // The share of the target epsilon the release alone spends.
+  virtual double budget_fraction(const Config& c) const = 0;
+  // Its privacy events at noise scale z (calibration finds z for the share above).
+  virtual std::vector<privacy::AccountantEvent> events(const Config& c, double z) const = 0;
+  // The run sees only a hidden uniform sample of the privacy units, and every epsilon is
+  // amplified by it (privacy/subsample.h); default: none.
+  virtual std::optional<privacy::Subsample> outer_subsample(const Config&, std::int64_t /*total_train*/) const {
+    return std::nullopt;
+  }
+  // Collective: computes the release at scale z; its stored form, the same bytes on every rank.
+  // `key`: a secret every rank holds (the batch secret).
+  virtual std::string compute(const Config& c, const partition::PartitionFile& pf, const partition::Shard& shard,
+                              dist::Communicator& comm, const Secret& key, double z) const = 0;
+  // Collective: what a stored release changes in the examples (every rank, the same bytes).
+  virtual PreRelease apply(const Config& c, const std::string& stored, const partition::PartitionFile& pf,
+                           const partition::Shard& shard, dist::Communicator& comm, const Secret& key) const = 0;
+};
+
+// A training method: the one place its identity lives (name, private or not, its accountant
+// pairing, its defaults and checks) beside how it samples, models and accounts. The registry
+// (method.cpp) lists every method; config.cpp and the CLI read them from here.
 class MethodSpec {
  public:
   virtual ~MethodSpec() = default;
+
+  // ---- identity
+  virtual std::string name() const = 0;
+  virtual bool is_private() const { return true; }
+  // Shares the random-walk sampler (privacy.worst_case's M_min applies).
+  virtual bool uses_random_walks() const { return false; }
+  // The accountant the method is paired with (DESIGN.md 3), as summaries name it.
+  virtual std::string accountant(const Config& c) const;
+  // The sampler and accountant pairing, one phrase (train --check).
+  virtual std::string pairing(const Config& c) const = 0;
+  // Defaults that replace the config table's for this method ("key", "YAML value").
+  virtual std::vector<std::pair<std::string, std::string>> defaults() const { return {}; }
+  // Why this config, though the method is private, is outside the guarantee, or nothing.
+  virtual std::optional<std::string> outside_guarantee(const Config&) const { return std::nullopt; }
 
   // The sampler that builds the disjoint (or bounded-overlap) training subgraphs.
   virtual sampling::SamplerOptions sampler_options(const Config& c) const = 0;
@@ -79,12 +123,6 @@ class MethodSpec {
   // "random", ...), or nothing. Default: every partition is fine.
   virtual std::optional<std::string> refuse_partition(const Config& c, const std::string& partition_method) const;
 
-  // The run sees only a hidden uniform sample of the privacy units, and every epsilon is
-  // amplified by it (privacy/subsample.h); default: none.
-  virtual std::optional<privacy::Subsample> outer_subsample(const Config&, std::int64_t /*total_train*/) const {
-    return std::nullopt;
-  }
-
   // The population the accountant samples from, given the realised number of subgraphs M
   // and the number of training nodes. Default: M itself.
   virtual std::int64_t population(const Config& c, std::int64_t realised, std::int64_t total_train) const;
@@ -103,21 +141,14 @@ class MethodSpec {
   // Default: 0 for every step (one set for the whole run).
   virtual std::uint64_t epoch_of_step(const Config& c, std::int64_t t) const;
 
-  // The pre-training release, if the method has one. Default: none.
-  virtual bool has_pre_release() const { return false; }
-  // Its privacy events when its noise scale is z (for calibration); the trainer calibrates z
-  // so that these alone spend pre_release_fraction(c) of the target epsilon.
-  virtual std::vector<privacy::AccountantEvent> pre_release_events(const Config& c, double z) const;
-  virtual double pre_release_fraction(const Config& c) const;
-  // Collective: computes the release with scale z (its privacy cost is pre_release_events(c,
-  // z)); `key` is a secret every rank holds (the batch secret), so any rank draws the same
-  // noise for the same source.
-  virtual PreRelease pre_release(const Config& c, const partition::PartitionFile& pf,
-                                 const partition::Shard& shard, dist::Communicator& comm, const Secret& key,
-                                 double z) const;
+  // The method's pre-training release, or nullptr (the default).
+  virtual const PreTrainingRelease* pre_training_release() const { return nullptr; }
   // Post-processing applied at evaluation (DPAR: power iteration); 0 steps = none.
   virtual int propagation_steps(const Config&) const { return 0; }
 };
+
+// Every registered method, in the order --help lists them.
+const std::vector<const MethodSpec*>& all_methods();
 
 // The refusal of a METIS partition for a node-level DP method (DESIGN.md 5: the structure is
 // private, and METIS's assignment depends on it), or nothing for any other partition.
@@ -138,6 +169,8 @@ std::int64_t full_batch_while_small(std::int64_t realised);
 
 // The method a config names (static instances; never null).
 const MethodSpec& method_spec(Method m);
+// The method called `name`, or nullptr.
+const MethodSpec* find_method(const std::string& name);
 
 // The model the trainer builds for `c` on a dataset described by `meta` (the method's
 // architecture rule, the config's sizes); validated. Shared by train, predict and audit so

@@ -23,6 +23,11 @@ namespace {
 
 class Split : public MethodSpec {
  public:
+  std::string name() const override { return "split"; }
+  std::string pairing(const Config& c) const override {
+    return "sampler random disjoint graph splits (s " + std::to_string(c.sampler.splits) +
+           ", loss on every node), accountant " + accountant(c) + " (sensitivity 2C)";
+  }
   sampling::SamplerOptions sampler_options(const Config& c) const override {
     sampling::SamplerOptions o;
     o.kind = sampling::SamplerKind::split;

@@ -83,10 +83,22 @@ struct ApprRelease {
   std::int64_t rows_read = 0;         // CSR rows this rank read from the partition file
 };
 
-// Collective. Throws UsageError when dpar.appr_nodes exceeds the training nodes or
-// dpar.top_k does not fit the universe.
+// Collective. Throws UsageError when dpar.appr_nodes exceeds the training nodes (or the graph
+// sample): public sizes only. Each row holds min(dpar.top_k, universe) entries.
 ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile& pf, const partition::Shard& shard,
                             dist::Communicator& comm, const Secret& key, double z);
+
+// The stored form of a release (rows, folded nodes, occurrence bound, universe; JSON with
+// doubles that read back bit for bit), as the run directory keeps it (run_directory.h), and
+// back (DataError naming `where` when malformed). in_sample, seconds and rows_read are not
+// stored: the membership is rebuilt from the batch secret (graph_sample_membership).
+std::string serialise_release(const ApprRelease& release);
+ApprRelease parse_release(const std::string& bytes, const std::string& where);
+
+// Collective. Membership of the hidden graph sample (dpar.graph_sampling_rate < 1), by
+// training-node index; empty without graph sampling. The same as release_dp_appr's.
+std::function<bool(std::int64_t)> graph_sample_membership(const DparSection& d, const partition::PartitionFile& pf,
+                                                          dist::Communicator& comm, const Secret& key);
 
 // Makes every node enter exactly one example (post-processing of the released rows, so it
 // costs no privacy): rows are taken in source order (`before`: by id when empty), then

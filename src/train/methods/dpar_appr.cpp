@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <unordered_set>
@@ -17,8 +18,8 @@
 #include "dpgnn/sampling/batch.h"
 #include "dpgnn/sampling/dp_topk.h"
 #include "dpgnn/util/error.h"
-#include "feature_norm.h"
-#include "hidden_sample.h"
+#include "../feature_norm.h"
+#include "../hidden_sample.h"
 
 namespace dpgnn::train {
 namespace {
@@ -152,10 +153,67 @@ std::vector<double> weights_of(const std::vector<double>& values) {
   return w;
 }
 
+// The hidden sample of graph sampling (a pure function of the batch secret: every rank, any
+// resume with that secret, gets the same). Each rank hashes its own parts' training nodes,
+// a contiguous range of candidate indices.
+HiddenSample select_graph_sample(const DparSection& d, const partition::PartitionFile& pf, TrainingIndex& index,
+                                 dist::Communicator& comm, const Secret& key) {
+  const auto [first_part, end_part] =
+      partition::parts_for_rank(comm.rank(), comm.size(), static_cast<int>(pf.part_train_nodes().size()));
+  const std::int64_t begin = index.first_of_part(static_cast<std::size_t>(first_part));
+  const std::int64_t end = index.first_of_part(static_cast<std::size_t>(end_part));
+  return HiddenSample::select(derive_secret(key, 3, "dpargrph"), index.size(), graph_sample_size(d, index.size()),
+                              d.appr_nodes, begin, end, comm);
+}
+
 }  // namespace
+
+std::function<bool(std::int64_t)> graph_sample_membership(const DparSection& d, const partition::PartitionFile& pf,
+                                                          dist::Communicator& comm, const Secret& key) {
+  if (d.graph_sampling_rate >= 1.0) return {};
+  const graph::DatasetReader reader(pf.path());
+  TrainingIndex index(pf, reader);
+  const HiddenSample sample = select_graph_sample(d, pf, index, comm, key);
+  return [sample](std::int64_t c) { return sample.contains(c); };
+}
+
+std::string serialise_release(const ApprRelease& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) rows.push_back({{"source", row.source}, {"nodes", row.nodes}, {"weights", row.weights}});
+  // nlohmann writes doubles with the shortest text that reads back to the same bits.
+  return nlohmann::json{{"release", "dp-appr"},
+                        {"rows", rows},
+                        {"folded", r.folded},
+                        {"occurrence_bound", r.occurrence_bound},
+                        {"universe", r.universe}}
+             .dump() +
+         "\n";
+}
+
+ApprRelease parse_release(const std::string& bytes, const std::string& where) {
+  ApprRelease r;
+  try {
+    const auto j = nlohmann::json::parse(bytes);
+    for (const auto& row : j.at("rows")) {
+      ApprRow a;
+      a.source = row.at("source").get<std::int64_t>();
+      a.nodes = row.at("nodes").get<std::vector<std::int64_t>>();
+      a.weights = row.at("weights").get<std::vector<double>>();
+      if (a.nodes.size() != a.weights.size()) throw std::invalid_argument("a row's nodes and weights differ in length");
+      r.rows.push_back(std::move(a));
+    }
+    r.folded = j.at("folded").get<std::vector<std::int64_t>>();
+    r.occurrence_bound = j.at("occurrence_bound").get<std::int64_t>();
+    r.universe = j.at("universe").get<std::int64_t>();
+  } catch (const std::exception& e) {
+    throw DataError(where + ": malformed stored DP-APPR release: " + e.what());
+  }
+  return r;
+}
 
 std::vector<privacy::AccountantEvent> dp_appr_events(const DparSection& d, std::int64_t sources, double z) {
   using privacy::Mechanism;
+  // K selections per row (a row of min(K, members) entries costs no more than K selections).
   const std::int64_t K = d.top_k;
   if (d.mechanism == "gm") return {{Mechanism::gaussian(z), sources}};
   std::vector<privacy::AccountantEvent> e{{Mechanism::exponential(z), sources * K}};
@@ -241,11 +299,7 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
       throw UsageError("dpar.appr_nodes = " + std::to_string(d.appr_nodes) + " exceeds the graph sample of " +
                        std::to_string(m) + " training nodes (dpar.graph_sampling_rate = " +
                        std::to_string(d.graph_sampling_rate) + " of " + std::to_string(U) + ")");
-    const auto [first_part, end_part] =
-        partition::parts_for_rank(comm.rank(), comm.size(), static_cast<int>(pf.part_train_nodes().size()));
-    const std::int64_t begin = index.first_of_part(static_cast<std::size_t>(first_part));
-    const std::int64_t end = index.first_of_part(static_cast<std::size_t>(end_part));
-    sample = HiddenSample::select(derive_secret(key, 3, "dpargrph"), U, m, d.appr_nodes, begin, end, comm);
+    sample = select_graph_sample(d, pf, index, comm, key);
     chosen = sample->owned_leading();
     out.universe = m;
     out.in_sample = [s = *sample](std::int64_t c) { return s.contains(c); };
@@ -274,7 +328,10 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
   PartitionRows rows(reader, index, pf.num_nodes(), sample ? &*sample : nullptr);
   std::vector<std::int64_t> my_ids;
   std::vector<double> my_weights;
-  const std::int64_t K = d.top_k;
+  // Every row reports min(K, members) entries (dp_topk.h): the number of members (the training
+  // nodes, or the sample's size) is public, so the row length is too, and nothing private can
+  // make the release stop.
+  const std::int64_t K = std::min<std::int64_t>(d.top_k, sample ? sample->size() : U);
   for (auto c : chosen) {
     const std::int64_t source = index.node_of(c);
     if (!shard.owns(source)) continue;
@@ -289,13 +346,6 @@ ApprRelease release_dp_appr(const DparSection& d, const partition::PartitionFile
     }
     // candidate order follows node order, so the sorted contract of SparseVector holds
     SecureStream noise(noise_key, StreamPurpose::appr_noise, 0, static_cast<std::uint64_t>(source));
-    const std::int64_t members = sample ? sample->size() : U;
-    if (static_cast<std::int64_t>(over_candidates.index.size()) + d.top_k > members)
-      throw UsageError("dpar.top_k = " + std::to_string(d.top_k) + " does not fit: the APPR vector of node " +
-                       std::to_string(source) + " already covers " + std::to_string(over_candidates.index.size()) +
-                       " of the " + std::to_string(members) + (sample ? " sampled" : "") +
-                       " training nodes (the top-K is drawn among the others too); lower dpar.top_k" +
-                       (sample ? " or raise dpar.graph_sampling_rate" : ""));
     const sampling::TopK top =
         sample ? sampling::dp_topk(over_candidates,
                                    sampling::TopKUniverse{U, sample->size(),

@@ -1,0 +1,220 @@
+#include "privacy_plan.h"
+
+#include <spdlog/spdlog.h>
+
+#include "dpgnn/dist/communicator.h"
+#include "dpgnn/privacy/calibration.h"
+#include "dpgnn/privacy/orders.h"
+#include "dpgnn/privacy/noise_convention.h"
+#include "dpgnn/util/digest.h"
+#include "dpgnn/util/error.h"
+#include "collective_text.h"
+#include "fault_points.h"
+#include "run_directory.h"
+#include "subgraph_epochs.h"
+
+namespace dpgnn::train {
+PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, int rank)
+    : cfg_(cfg),
+      spec_(spec),
+      rank_(rank),
+      private_(spec.is_private()),
+      release_(spec.is_private() ? spec.pre_training_release() : nullptr),
+      conversion_(cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle) {}
+
+void PrivacyPlan::ensure(bool ok, const std::string& message) const {
+  if (!ok) throw CollectiveError(message, kExitUsage, rank_ == 0);
+}
+
+privacy::Mechanism PrivacyPlan::mechanism_for(const SubgraphEpochs& e, double z) const {
+  return spec_.mechanism(cfg_, e.M(), e.total_train(), e.m(), z, occurrence_);
+}
+
+double PrivacyPlan::calibrate_steps_noise(const SubgraphEpochs& epochs) const {
+  if (cfg_.privacy.noise_multiplier) return *cfg_.privacy.noise_multiplier;
+  privacy::CalibrationOptions co;
+  co.conversion = conversion_;
+  co.subsample = outer_subsample_;
+  if (!release_events_.empty()) co.prior_rdp = privacy::events_rdp(release_events_, privacy::default_orders());
+  try {
+    return privacy::calibrate_noise_multiplier(mechanism_for(epochs, 1.0), cfg_.train.max_steps,
+                                               cfg_.privacy.target_epsilon, cfg_.privacy.delta, co)
+        .noise_multiplier;
+  } catch (const std::invalid_argument& e) {
+    ensure(false, cfg_.source + ": cannot calibrate privacy.noise_multiplier: " + e.what());
+  }
+  return 0.0;
+}
+
+void PrivacyPlan::calibrate(const SubgraphEpochs& epochs) {
+  if (!private_) return;
+  outer_subsample_ = release_ ? release_->outer_subsample(cfg_, epochs.total_train()) : std::nullopt;
+  ensure(epochs.m() <= epochs.population(),
+         cfg_.source + ": key 'train.batch_size' (" + std::to_string(epochs.m()) +
+             ") exceeds the worst-case population M_min = " + std::to_string(epochs.population()));
+  const auto refusal = spec_.check_privacy(cfg_, epochs.M());
+  ensure(!refusal, refusal.value_or(""));
+  if (release_) {
+    // The release alone spends its share of the target; the steps are calibrated after it.
+    privacy::CalibrationOptions co;
+    co.conversion = conversion_;
+    co.subsample = outer_subsample_;
+    try {
+      release_z_ = privacy::calibrate_events([&](double s) { return release_->events(cfg_, s); },
+                                             release_->budget_fraction(cfg_) * cfg_.privacy.target_epsilon,
+                                             cfg_.privacy.delta, co)
+                       .noise_multiplier;
+    } catch (const std::invalid_argument& e) {
+      ensure(false, cfg_.source + ": cannot calibrate the pre-training release: " + e.what());
+    }
+    release_events_ = release_->events(cfg_, release_z_);
+  }
+  z_ = calibrate_steps_noise(epochs);
+  mech_ = mechanism_for(epochs, z_);
+  sigma_ = privacy::noise_std(mech_, cfg_.privacy.clip_norm);
+}
+
+void PrivacyPlan::follow(const SubgraphEpochs& epochs) {
+  if (!private_) return;
+  mech_ = mechanism_for(epochs, z_);
+  make_grid(num_params_, epochs.m());  // the same sigma and z: the same grid, checked for the new batch
+}
+
+void PrivacyPlan::make_grid(std::int64_t num_params, std::int64_t batch) {
+  if (!private_) return;
+  num_params_ = num_params;
+  try {
+    // With a hidden sample, exchanging a sampled node for another can move its example to
+    // another rank: two ranks' roundings to the grid change (noise.h).
+    grid_ = make_noise_grid(sigma_, sigma_ / z_, num_params, outer_subsample_ ? 2 : 1);
+    check_exact_grid_sum(grid_, cfg_.privacy.clip_norm, batch);
+  } catch (const UsageError& e) {
+    ensure(false, cfg_.source + ": " + e.what());
+  }
+}
+
+void PrivacyPlan::open_ledger(const std::string& path, const std::optional<Ledger>& ledger) {
+  if (!private_ || rank_ != 0) return;
+  if (ledger)
+    accountant_ = accountant_from_ledger(ledger->entries, conversion_);
+  else
+    accountant_.emplace(std::vector<double>{}, conversion_);
+  if (outer_subsample_) accountant_->set_subsample(*outer_subsample_);
+  ledger_ = std::make_unique<LedgerWriter>(path);
+}
+
+methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, const partition::PartitionFile& pf,
+                                                         const partition::Shard& shard, dist::Communicator& comm,
+                                                         const Secret& batch_secret, const RunDirectory* dir,
+                                                         const std::optional<Ledger>& ledger, SubgraphEpochs& epochs) {
+  methods::PreRelease p;
+  if (!release_) return p;
+  // 0: never released; 1: recorded and stored; 2: recorded but not stored (a crash between the
+  // record and the file): computed again with the SAME secret, accepted only if its digest is
+  // the recorded one - the same bytes, nothing new released.
+  std::int64_t state = 0;
+  std::string bytes;
+  const ReleaseRecord* recorded = nullptr;
+  if (rank_ == 0 && ledger)
+    for (const auto& r : ledger->releases)
+      if (r.name == release_->name()) recorded = &r;
+  if (recorded) {
+    if (dir->has_release(*recorded)) {
+      bytes = dir->read_release(*recorded);  // checked against its digest; never recomputed
+      state = 1;
+    } else {
+      state = 2;
+    }
+  }
+  comm.broadcast(&state, 1, 0);
+  if (state != 1) {
+    if (state == 0) fault_point("before-release");
+    bytes = release_->compute(cfg, pf, shard, comm, batch_secret, release_z_);
+    if (rank_ == 0 && state == 2) {
+      if (blake2b_digest(bytes) != recorded->digest || secret_fingerprint(batch_secret, "batch") != recorded->key_fingerprint)
+        throw Error("the recomputed " + release_->name() + " release does not match its ledger record", kExitInternal);
+      dir->store_release(recorded->file, bytes);
+    } else if (rank_ == 0) {
+      // Write-ahead: the release is counted (one durable ledger record with its digest) before
+      // it is stored or used; a crash before this line leaves nothing released.
+      for (const auto& e : release_events_) accountant_->step(e.mechanism, e.count);
+      ReleaseRecord r;
+      r.name = release_->name();
+      r.events = release_events_;
+      r.subsample = outer_subsample_;
+      r.file = RunPaths::release_file(r.name);
+      r.digest = blake2b_digest(bytes);
+      r.key_fingerprint = secret_fingerprint(batch_secret, "batch");
+      r.epsilon = epsilon();
+      ledger_->append_release(r);
+      fault_point("after-release-record");
+      dir->store_release(r.file, bytes);
+      fault_point("after-release");
+    }
+  } else if (rank_ == 0) {
+    spdlog::info("privacy: reusing the stored {} release recorded in the ledger", release_->name());
+  }
+  broadcast_text(bytes, comm);
+  p = release_->apply(cfg, bytes, pf, shard, comm, batch_secret);
+  occurrence_ = p.occurrence_bound;
+  epochs.restrict_to(p);
+  z_ = calibrate_steps_noise(epochs);
+  mech_ = mechanism_for(epochs, z_);
+  sigma_ = privacy::noise_std(mech_, cfg_.privacy.clip_norm);
+  make_grid(num_params_, epochs.m());
+  if (rank_ == 0) {
+    spdlog::info("{}", p.summary);
+    spdlog::info("privacy: the release spent epsilon {:.4f} of {}; steps recalibrated after it: {} (sigma = {:.4g})",
+                 epsilon(), cfg_.privacy.target_epsilon, mech_.to_string(), sigma_);
+  }
+  return p;
+}
+
+void PrivacyPlan::record_step(std::int64_t step) {
+  accountant_->step(mech_);
+  LedgerEntry line;
+  line.step = step;
+  line.mechanism = mech_;
+  line.epsilon = epsilon();
+  ledger_->append(line);  // durable before use
+}
+
+bool PrivacyPlan::next_step_exceeds() const {
+  return accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_);
+}
+
+std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) const {
+  if (!private_ || from >= max_steps) return max_steps;
+  // The largest count of further steps of the current mechanism that fits (bisection; the
+  // accountant's would_exceed is monotone in the count).
+  std::int64_t lo = 0, hi = max_steps - from;
+  if (!accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_, hi)) return max_steps;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_, mid) ? hi : lo) = mid;
+  }
+  return from + lo;
+}
+
+double PrivacyPlan::epsilon() const {
+  return private_ && accountant_ ? accountant_->epsilon(cfg_.privacy.delta).epsilon : 0.0;
+}
+
+double PrivacyPlan::epsilon_order() const {
+  return private_ && accountant_ ? accountant_->epsilon(cfg_.privacy.delta).order : 0.0;
+}
+
+void PrivacyPlan::record_end(const nlohmann::json& end) {
+  if (ledger_) ledger_->append_end(end);
+}
+
+std::string PrivacyPlan::describe() const {
+  return fmt::format("privacy: {} accountant, population {}, noise multiplier {:.4g} (sigma = {:.4g} for clip {}), "
+                     "target epsilon {} at delta {}{}",
+                     spec_.accountant(cfg_), mech_.dataset_size, z_, sigma_, cfg_.privacy.clip_norm,
+                     cfg_.privacy.target_epsilon, cfg_.privacy.delta,
+                     release_ ? fmt::format(" (provisional: g = 1 until the release; release scale {:.4g})", release_z_)
+                              : "");
+}
+
+}  // namespace dpgnn::train

@@ -1,0 +1,97 @@
+// A run's privacy plan (DESIGN.md 2, 3, 7, 8): the mechanism of a step and its calibrated
+// noise, a pre-training release (calibrated to its share of the budget, recorded write-ahead,
+// stored, reused on resume), the discrete Gaussian's grid, and - at rank 0 - the accountant
+// and the ledger.
+//
+// Order of a run: calibrate() (release scale, then the steps with g = 1); the release
+// (release_before_training: reused from the run directory when the ledger records it, else
+// computed, recorded in ONE ledger record with its digest, stored, and only then used); the
+// steps recalibrated with the release's real occurrence bound g; then one ledger line per
+// step, durable before the step's result is used (record_step).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpgnn/privacy/accountant.h"
+#include "dpgnn/privacy/mechanism.h"
+#include "dpgnn/train/config.h"
+#include "dpgnn/train/ledger.h"
+#include "dpgnn/train/noise.h"
+#include "methods/method.h"
+
+namespace dpgnn::train {
+
+class RunDirectory;
+class SubgraphEpochs;
+
+class PrivacyPlan {
+ public:
+  PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, int rank);
+
+  bool is_private() const { return private_; }
+  // Collective-safe (every rank computes the same): the release's scale and the steps' noise.
+  void calibrate(const SubgraphEpochs& epochs);
+  // The same noise multiplier for the current subgraph set (DRW-D re-sampling).
+  void follow(const SubgraphEpochs& epochs);
+  // The grid for `num_params` coordinates and the current batch (checked; CollectiveError).
+  void make_grid(std::int64_t num_params, std::int64_t batch);
+
+  // Rank 0: the accountant (rebuilt from `ledger` when resuming) and the ledger writer.
+  void open_ledger(const std::string& path, const std::optional<Ledger>& ledger);
+  // Collective: the release before training (see above); empty when the method has none.
+  // `dir` is used at rank 0 only.
+  methods::PreRelease release_before_training(const Config& cfg, const partition::PartitionFile& pf,
+                                              const partition::Shard& shard, dist::Communicator& comm,
+                                              const Secret& batch_secret, const RunDirectory* dir,
+                                              const std::optional<Ledger>& ledger, SubgraphEpochs& epochs);
+
+  // Rank 0: records step `step` (accountant, then the durable ledger line).
+  void record_step(std::int64_t step);
+  // Rank 0: whether one more step would exceed the target.
+  bool next_step_exceeds() const;
+  // Rank 0: the last step (exclusive) the budget allows from `from`, at most max_steps (for the ETA).
+  std::int64_t budget_end(std::int64_t from, std::int64_t max_steps) const;
+  double epsilon() const;        // rank 0: spent so far
+  double epsilon_order() const;  // rank 0: the minimising order
+  void record_end(const nlohmann::json& end);
+
+  const privacy::Mechanism& mechanism() const { return mech_; }
+  double noise_multiplier() const { return z_; }
+  double sigma() const { return sigma_; }
+  const NoiseGrid& grid() const { return grid_; }
+  std::int64_t occurrence_bound() const { return occurrence_; }
+  const std::optional<privacy::Subsample>& outer_subsample() const { return outer_subsample_; }
+  const std::vector<privacy::AccountantEvent>& release_events() const { return release_events_; }
+  double release_scale() const { return release_z_; }
+  const methods::PreTrainingRelease* release() const { return release_; }
+  std::string describe() const;  // one log line
+
+ private:
+  double calibrate_steps_noise(const SubgraphEpochs& epochs) const;
+  privacy::Mechanism mechanism_for(const SubgraphEpochs& epochs, double z) const;
+  void ensure(bool ok, const std::string& message) const;
+
+  const Config& cfg_;
+  const methods::MethodSpec& spec_;
+  int rank_;
+  bool private_;
+  const methods::PreTrainingRelease* release_;
+  std::optional<privacy::Subsample> outer_subsample_;
+  privacy::Conversion conversion_;
+  double release_z_ = 0.0;
+  std::vector<privacy::AccountantEvent> release_events_;
+  std::int64_t occurrence_ = 1;
+  double z_ = 0.0;
+  double sigma_ = 0.0;
+  privacy::Mechanism mech_ = privacy::Mechanism::gaussian(1.0);
+  NoiseGrid grid_;
+  std::int64_t num_params_ = 0;
+  std::optional<privacy::Accountant> accountant_;
+  std::unique_ptr<LedgerWriter> ledger_;
+};
+
+}  // namespace dpgnn::train

@@ -1,0 +1,316 @@
+// A run's lifecycle through `dpgnn train` under mpiexec (issue 21): the run directory is a
+// bound, write-ahead record. Killed at every point that matters (before the release, between
+// its ledger record and its stored file, right after it, mid-steps, right after a checkpoint)
+// and resumed, a run ends with the ledger and parameters of the uninterrupted run (pinned
+// seed). A finished run resumed changes nothing; a resume that could change a recorded step
+// (an edited config.yaml, another rank count, lost secrets with steps to replay, an altered
+// stored release) is refused with exit 2 and leaves the ledger as it was; SIGTERM stops a run
+// at a step boundary, resumable.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "trainer_fixture.h"
+
+namespace dpgnn::train {
+namespace {
+
+using dpgnn::testing::CommandResult;
+using dpgnn::testing::run_command;
+namespace fs = std::filesystem;
+
+std::string mpiexec(int n, const std::string& env = "") {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "
+         "DPGNN_PROGRESS=0 " + env + " mpiexec -n " + std::to_string(n) + " --oversubscribe " + DPGNN_BINARY + " ";
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The fixture's dataset with a structure-independent 2-part partition (DPAR is node-level).
+const std::string& random_partition() {
+  static dpgnn::testing::TempDir dir;
+  static const std::string path = [] {
+    const std::string p = dir.file("random2.h5");
+    const auto r = dpgnn::testing::run_dpgnn("partition --dataset " + testing::TrainerData::get().dataset +
+                                             " --parts 2 --method random --seed 1 --out " + p);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return p;
+  }();
+  return path;
+}
+
+// A DPAR config as a newcomer writes it: method, data, checkpoints, privacy (the method's
+// defaults for the rest). `extra` adds YAML lines.
+std::string dpar_config(const dpgnn::testing::TempDir& tmp, const std::string& name,
+                        const std::string& privacy = "{target_epsilon: 4}") {
+  const std::string path = tmp.file(name);
+  std::ofstream(path) << "method: dpar\n"
+                      << "data: {dataset: " << testing::TrainerData::get().dataset
+                      << ", partition: " << random_partition() << "}\n"
+                      << "train: {checkpoint_every: 20, eval_every: 0, threads: 1}\n"
+                      << "privacy: " << privacy << "\n";
+  return path;
+}
+
+std::string drw_config(const dpgnn::testing::TempDir& tmp, const std::string& name, const std::string& privacy_extra,
+                       int checkpoint_every = 10) {
+  const auto& d = testing::TrainerData::get();
+  const std::string path = tmp.file(name);
+  std::ofstream(path) << "method: drw\n"
+                      << "data: {dataset: " << d.dataset << ", partition: " << d.partition << "}\n"
+                      << "model: {hidden: 16}\n"
+                      << "train: {batch_size: 8, max_steps: 30, seed: 4, eval_every: 0, checkpoint_every: "
+                      << checkpoint_every << ", threads: 1}\n"
+                      << "privacy: {noise_multiplier: 5, target_epsilon: 1.0e9" << privacy_extra << "}\n";
+  return path;
+}
+
+CommandResult train(const std::string& args, int ranks = 2, const std::string& env = "") {
+  return run_command(mpiexec(ranks, env) + "train " + args);
+}
+
+std::vector<std::string> names_of(const std::string& model_file) {
+  auto f = h5::File::open_read(model_file);
+  std::vector<std::string> names;
+  H5Literate(
+      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+std::vector<float> params_of(const std::string& run) {
+  return testing::read_model(run + "/model.h5", names_of(run + "/model.h5"));
+}
+
+// The ledger without its header and resume segments (those record where and when a start ran).
+std::string ledger_records(const std::string& run) {
+  std::istringstream in(bytes_of(run + "/ledger.jsonl"));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("ledger") || j.contains("resume")) continue;
+    if (j.contains("end")) {
+      nlohmann::json e = j;
+      e["end"].erase("ended");
+      out += e.dump() + "\n";
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// The example-set size of every step line.
+std::set<std::int64_t> step_populations(const std::string& run) {
+  std::istringstream in(bytes_of(run + "/ledger.jsonl"));
+  std::string line;
+  std::set<std::int64_t> out;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("step")) out.insert(j.at("subgraphs").get<std::int64_t>());
+  }
+  return out;
+}
+
+TEST(RunLifecycle, AFinishedPrivateDparRunResumedTwiceChangesNothing) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml");
+  const std::string run = tmp.file("run");
+  const CommandResult first = train("--config " + cfg + " --out " + run);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string ledger = bytes_of(run + "/ledger.jsonl");
+  const std::string summary = bytes_of(run + "/summary.json");
+  const std::vector<float> params = params_of(run);
+  EXPECT_FALSE(fs::exists(run + "/checkpoint.h5")) << "a finished run keeps no checkpoint by default";
+  EXPECT_TRUE(fs::exists(run + "/releases/dp-appr.json"));
+  for (int i = 0; i < 2; ++i) {
+    const CommandResult again = train("--resume --out " + run);
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
+    EXPECT_EQ(bytes_of(run + "/ledger.jsonl"), ledger) << "resume " << i;
+    EXPECT_EQ(bytes_of(run + "/summary.json"), summary) << "resume " << i;
+    EXPECT_EQ(params_of(run), params) << "resume " << i;
+  }
+  const auto s = testing::read_json(run + "/summary.json");
+  EXPECT_TRUE(s.at("private").get<bool>());
+  EXPECT_FALSE(s.at("stopped_by").get<std::string>().empty());
+  EXPECT_EQ(s.at("provenance").at("hosts").size(), 2u);
+}
+
+TEST(RunLifecycle, ADparRunKilledAfterACheckpointWithItsSecretsLostReusesTheStoredRelease) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml");
+  const std::string run = tmp.file("run");
+  const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=after-checkpoint-20");
+  ASSERT_NE(killed.exit_code, 0) << killed.output;
+  fs::remove(run + "/noise_secret");
+  fs::remove(run + "/batch_secret");
+  const CommandResult resumed = train("--resume --out " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("reusing the stored dp-appr release"), std::string::npos) << resumed.output;
+  EXPECT_EQ(step_populations(run).size(), 1u) << "the steps ran on two example sets";
+}
+
+TEST(RunLifecycle, ADparRunKilledMidStepsWithItsSecretsLostIsRefusedAndItsLedgerUntouched) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml");
+  const std::string run = tmp.file("run");
+  const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AFTER_STEP=25");
+  ASSERT_NE(killed.exit_code, 0) << killed.output;
+  fs::remove(run + "/noise_secret");
+  fs::remove(run + "/batch_secret");
+  const std::string ledger = bytes_of(run + "/ledger.jsonl");
+  const CommandResult resumed = train("--resume --out " + run);
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+  EXPECT_NE(resumed.output.find("refusing to resume"), std::string::npos) << resumed.output;
+  EXPECT_EQ(bytes_of(run + "/ledger.jsonl"), ledger);
+}
+
+TEST(RunLifecycle, ADrwRunWithStepsToReplayRefusesAnEditedConfigAndAnotherRankCount) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = drw_config(tmp, "drw.yaml", "", 100);
+  const std::string run = tmp.file("run");
+  const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AFTER_STEP=5");
+  ASSERT_NE(killed.exit_code, 0) << killed.output;
+  const std::string ledger = bytes_of(run + "/ledger.jsonl");
+  const std::string original = bytes_of(run + "/config.yaml");
+  // A tenth of the noise for the replayed steps: refused, naming the key.
+  std::ofstream(run + "/config.yaml") << std::regex_replace(original, std::regex("noise_multiplier: 5"),
+                                                            "noise_multiplier: 0.5");
+  CommandResult r = train("--resume --out " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("noise_multiplier"), std::string::npos) << r.output;
+  EXPECT_EQ(bytes_of(run + "/ledger.jsonl"), ledger);
+  // The same edit through --config/--set: refused too.
+  r = train("--config " + cfg + " --set privacy.noise_multiplier=0.5 --resume --out " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  std::ofstream(run + "/config.yaml") << original;
+  // Steps to replay on another rank count: refused.
+  r = train("--resume --out " + run, 1);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("rank"), std::string::npos) << r.output;
+  EXPECT_EQ(bytes_of(run + "/ledger.jsonl"), ledger);
+  // As it was: resumed.
+  r = train("--resume --out " + run);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(RunLifecycle, AnElasticRestartFromACheckpointWithNothingToReplayIsAccepted) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = drw_config(tmp, "drw.yaml", "");
+  const std::string run = tmp.file("run");
+  ASSERT_NE(train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=after-checkpoint-10").exit_code, 0);
+  const CommandResult r = train("--resume --out " + run, 4);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(testing::read_json(run + "/summary.json").at("steps").get<int>(), 30);
+}
+
+// Killed at each point, resumed: the ledger and parameters of the uninterrupted run.
+TEST(RunLifecycle, KilledAtEveryPointAndResumedEndsLikeTheUninterruptedRun) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml", "{target_epsilon: 4, noise_seed: 7}");
+  const std::string whole = tmp.file("whole");
+  ASSERT_EQ(train("--config " + cfg + " --out " + whole).exit_code, 0);
+  const std::string ledger = ledger_records(whole);
+  const std::vector<float> params = params_of(whole);
+  const std::vector<std::pair<std::string, std::string>> kills = {
+      {"DPGNN_FAULT_EXIT_AT=before-release", "before-release"},
+      {"DPGNN_FAULT_EXIT_AT=after-release-record", "between-record-and-file"},
+      {"DPGNN_FAULT_EXIT_AT=after-release", "after-release"},
+      {"DPGNN_FAULT_EXIT_AFTER_STEP=27", "mid-steps"},
+      {"DPGNN_FAULT_EXIT_AT=after-checkpoint-40", "after-checkpoint"}};
+  for (const auto& [env, name] : kills) {
+    const std::string run = tmp.file(name);
+    const CommandResult killed = train("--config " + cfg + " --out " + run, 2, env);
+    ASSERT_NE(killed.exit_code, 0) << name << "\n" << killed.output;
+    const CommandResult resumed = train("--resume --out " + run);
+    ASSERT_EQ(resumed.exit_code, 0) << name << "\n" << resumed.output;
+    EXPECT_EQ(ledger_records(run), ledger) << name;
+    EXPECT_EQ(params_of(run), params) << name;
+  }
+}
+
+TEST(RunLifecycle, AnAlteredStoredReleaseIsRefused) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml");
+  const std::string run = tmp.file("run");
+  ASSERT_NE(train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=after-checkpoint-20").exit_code, 0);
+  std::string stored = bytes_of(run + "/releases/dp-appr.json");
+  stored.insert(stored.find("\"weights\":[") + 11, "0.5,");
+  std::ofstream(run + "/releases/dp-appr.json") << stored;
+  const std::string ledger = bytes_of(run + "/ledger.jsonl");
+  const CommandResult r = train("--resume --out " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("digest"), std::string::npos) << r.output;
+  EXPECT_EQ(bytes_of(run + "/ledger.jsonl"), ledger);
+}
+
+TEST(RunLifecycle, DpGnnWithThePaperDegreeBoundSaysItIsNotPrivate) {
+  dpgnn::testing::TempDir tmp;
+  const auto& d = testing::TrainerData::get();
+  const std::string cfg = tmp.file("dpgnn.yaml");
+  std::ofstream(cfg) << "method: dpgnn\n"
+                     << "data: {dataset: " << d.dataset << ", partition: " << random_partition() << "}\n"
+                     << "sampler: {degree_bound: paper}\n"
+                     << "train: {max_steps: 3, eval_every: 0, threads: 1}\n";
+  const std::string run = tmp.file("run");
+  const CommandResult r = train("--config " + cfg + " --out " + run);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = testing::read_json(run + "/summary.json");
+  EXPECT_FALSE(s.at("private").get<bool>());
+  EXPECT_NE(s.at("not_private_because").dump().find("degree_bound"), std::string::npos);
+}
+
+TEST(RunLifecycle, SigtermStopsAtAStepBoundaryCheckpointsAndSaysHowToResume) {
+  dpgnn::testing::TempDir tmp;
+  const auto& d = testing::TrainerData::get();
+  const std::string cfg = tmp.file("long.yaml");
+  std::ofstream(cfg) << "method: drw\n"
+                     << "data: {dataset: " << d.dataset << "}\n"
+                     << "train: {batch_size: 8, max_steps: 1000000, eval_every: 0, checkpoint_every: 0, threads: 1}\n"
+                     << "privacy: {noise_multiplier: 5, target_epsilon: 1.0e9}\n";
+  const std::string run = tmp.file("run");
+  const std::string log = tmp.file("log.txt");
+  // One rank, no mpiexec: the signal goes to the process itself.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cmd = std::string("DPGNN_PROGRESS=0 OMP_NUM_THREADS=1 exec ") + DPGNN_BINARY + " train --config " +
+                            cfg + " --out " + run + " > " + log + " 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until it is training (a few steps in the ledger), then ask it to stop.
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (fs::exists(run + "/ledger.jsonl") && fs::file_size(run + "/ledger.jsonl") > 2000) break;
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << bytes_of(log);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << bytes_of(log);
+  const std::string out = bytes_of(log);
+  EXPECT_NE(out.find("resume with: dpgnn train --resume --out " + run), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(run + "/checkpoint.h5"));
+  EXPECT_TRUE(fs::exists(run + "/noise_secret")) << "an interrupted run keeps its secrets for the resume";
+}
+
+}  // namespace
+}  // namespace dpgnn::train

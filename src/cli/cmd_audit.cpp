@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/train/audit.h"
 #include "dpgnn/train/config.h"
@@ -67,11 +67,8 @@ void add_audit_command(CLI::App& root, Registry& registry) {
     ao.local_ranks = env.local_size;
     ao.local_rank = env.local_rank;
     {
-      auto comm = dist::make_communicator(dist::BufferLocation::host);
-      std::unique_ptr<dist::Communicator> device_comm;
-      if (cfg.device != "cpu")
-        device_comm = dist::make_communicator(dist::BufferLocation::cuda, train::cuda_device_index(cfg));
-      const train::AuditResult r = train::run_audit(cfg, ao, *comm, device_comm.get());
+      const auto comms = dist::Collectives::open(cfg.device != "cpu", train::cuda_device_index(cfg));
+      const train::AuditResult r = train::run_audit(cfg, ao, comms.host(), comms.device());
       if (env.world_rank == 0) {
         if (opt->json) {
           std::cout << train::audit_json(r).dump() << "\n";

@@ -51,7 +51,7 @@ void add_predict_command(CLI::App& root, Registry& registry) {
         const std::string key = r.multilabel ? "f1_micro" : "accuracy";
         if (opt->json) {
           nlohmann::json j = {{"val_" + key, r.val},     {"test_" + key, r.test}, {"val_nodes", r.val_nodes},
-                              {"test_nodes", r.test_nodes}, {"nodes", r.nodes},     {"classes", r.classes},
+                              {"test_nodes", r.test_nodes}, {"nodes", r.nodes},     {"classes", r.classes}, {"private", r.is_private},
                               {"ranks", comm->size()},     {"out", opt->p.out}};
           std::cout << j.dump() << "\n";
         } else {

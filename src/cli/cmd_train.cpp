@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "command.h"
-#include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/train/config.h"
 #include "dpgnn/train/trainer.h"
@@ -128,11 +128,8 @@ void add_train_command(CLI::App& root, Registry& registry) {
     {
       // Host buffers (flags, start-up state, halo plans) always go over MPI; with a GPU the
       // gradient all-reduce and the halo rows go over NCCL on the rank's device.
-      auto comm = dist::make_communicator(dist::BufferLocation::host);
-      std::unique_ptr<dist::Communicator> device_comm;
-      if (cfg.device != "cpu")
-        device_comm = dist::make_communicator(dist::BufferLocation::cuda, train::cuda_device_index(cfg));
-      const train::TrainSummary s = train::run_training(cfg, to, *comm, device_comm.get());
+      const auto comms = dist::Collectives::open(cfg.device != "cpu", train::cuda_device_index(cfg));
+      const train::TrainSummary s = train::run_training(cfg, to, comms.host(), comms.device());
       if (s.stopped_by == "interrupted") {
         dist::finalize_environment();
         return train::interrupted_exit_code(s.signal);

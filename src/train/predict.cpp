@@ -96,6 +96,7 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
         f.set_attr("/", "dataset", cfg.data.dataset);
         f.set_attr("/", "partition", pf.path());
         f.set_attr("/", "multilabel", static_cast<std::int64_t>(meta.multilabel ? 1 : 0));
+        f.set_attr("/", "private", static_cast<std::int64_t>(run_is_private(cfg) ? 1 : 0));
         const auto rows = static_cast<std::uint64_t>(N), cols = static_cast<std::uint64_t>(C);
         f.create_dataset<std::int64_t>("/node_id", {rows});
         f.create_dataset<float>("/logits", {rows, cols});
@@ -138,6 +139,7 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   r.test_nodes = m.test_nodes;
   r.nodes = meta.num_nodes;
   r.classes = meta.num_classes;
+  r.is_private = run_is_private(cfg);
   return r;
 }
 

@@ -165,9 +165,11 @@ std::string bound_config_text(const std::string& run_dir) {
 RunStart RunDirectory::create(const ThisStart& now, const nlohmann::json& provenance) {
   fs::create_directories(paths_.dir);
   RunStart start;
-  start.secrets = now.is_private && !now.noise_seed
-                      ? fresh_secrets(paths_.dir)
-                      : *reproducible_secrets(now.is_private, now.noise_seed, now.train_seed, paths_.dir);
+  // Drawn now, kept (0600 files) last: the files a kill can leave are config.yaml, then
+  // run.json, then the ledger's header (cluster/common.sh reads that order), then the secrets.
+  const bool drawn = now.is_private && !now.noise_seed;
+  start.secrets = drawn ? draw_secrets()
+                        : *reproducible_secrets(now.is_private, now.noise_seed, now.train_seed, paths_.dir);
   const StepSetup setup = current_setup(now, start.secrets);
   binding_.config_text = now.config_text;
   binding_.config_digest = blake2b_digest(now.config_text);
@@ -188,6 +190,7 @@ RunStart RunDirectory::create(const ThisStart& now, const nlohmann::json& proven
                          {"starts", nlohmann::json::array({provenance})}};
   write_text_file(paths_.run_info(), info.dump(2) + "\n");
   if (now.is_private) LedgerWriter(paths_.ledger().string()).append_header(binding_.to_json());
+  if (drawn) keep_secrets(start.secrets, paths_.dir);
   return start;
 }
 

@@ -70,12 +70,21 @@ std::optional<RunSecrets> reproducible_secrets(bool is_private, const std::optio
   return s;
 }
 
-RunSecrets fresh_secrets(const fs::path& run_dir) {
+RunSecrets draw_secrets() {
   RunSecrets s;
   s.noise = random_secret();
   s.batch = random_secret();
+  return s;
+}
+
+void keep_secrets(const RunSecrets& s, const fs::path& run_dir) {
   write_secret_file(noise_secret_file(run_dir).string(), s.noise);
   write_secret_file(batch_secret_file(run_dir).string(), s.batch);
+}
+
+RunSecrets fresh_secrets(const fs::path& run_dir) {
+  RunSecrets s = draw_secrets();
+  keep_secrets(s, run_dir);
   return s;
 }
 

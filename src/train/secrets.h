@@ -48,6 +48,9 @@ std::optional<RunSecrets> reproducible_secrets(bool is_private, const std::optio
                                                std::uint64_t train_seed, const std::filesystem::path& run_dir);
 // Fresh secrets from the OS, written 0600 to run_dir.
 RunSecrets fresh_secrets(const std::filesystem::path& run_dir);
+// Fresh secrets from the OS, not yet written; keep_secrets writes them 0600 to run_dir.
+RunSecrets draw_secrets();
+void keep_secrets(const RunSecrets& secrets, const std::filesystem::path& run_dir);
 
 // Broadcasts the batch secret from rank 0 (one 32-byte broadcast); the noise secret stays.
 void share_batch_secret(RunSecrets& secrets, dist::Communicator& comm);

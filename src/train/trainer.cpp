@@ -6,6 +6,7 @@
 // Each stage lives in its own file with its own state; this file only wires them together.
 #include "dpgnn/train/trainer.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -156,6 +157,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   // ---- the bound run directory: create, or resume after every check --------------------------
   const RunProvenance provenance = RunProvenance::now(comm, device);
+  if (rank == 0)
+    spdlog::info("dpgnn {} (commit {}) on {} rank(s): {}", provenance.version, provenance.commit, world,
+                 fmt::join(provenance.hosts, ", "));
   ThisStart now;
   now.config_text = dump_config(cfg);
   now.is_private = plan.is_private();

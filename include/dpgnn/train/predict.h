@@ -26,6 +26,7 @@ struct PredictResult {
   bool multilabel = false;
   double val = 0.0, test = 0.0;  // accuracy or micro-F1, as the trainer's summary
   std::int64_t val_nodes = 0, test_nodes = 0, nodes = 0, classes = 0;
+  bool is_private = false;  // run_is_private of the run that trained the model
 };
 
 // Collective over `comm` (host buffers). Throws UsageError / DataError / IoError naming the

@@ -5,8 +5,10 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dpgnn/util/error.h"
 
@@ -18,36 +20,183 @@ using u128 = SecureStream::u128;
 // sigma in grid units (before the rounding allowance): 31/32 of 2^26.
 constexpr double kGridSteps = 0x1.fp25;
 
-// Bernoulli(n / d), 0 <= n <= d, d >= 1: a uniform integer below d is < n.
-bool bernoulli(SecureStream& rng, u128 n, u128 d) { return rng.below(d) < n; }
+// ---- Bernoulli(exp(-x)) for rational x, exactly -------------------------------------------
+//
+// CKS20 Algorithm 1 (after Devroye 1986, and von Neumann's exponential sampler) for
+// 0 <= x <= 1: K = 1, 2, ... while Bernoulli(x / K) succeeds; P[K > k] = x^k / k!, and
+// P[K odd] = exp(-x). The K coins can be decided by ONE uniform U in [0, 1): K is the first
+// k with U >= tau_k, tau_k = x^k / k! (P[K > k] = P[U < tau_k] = tau_k, as the coins give,
+// since tau_k decreases in k when x <= 1). So Bernoulli(exp(-x)) = [the first k with
+// U >= tau_k is odd], a deterministic function of U. U is drawn lazily in b-bit digits
+// (b = kDigitBits): after L digits U lies in a cell [c, c + 1) / 2^(b L), which decides
+// U >= tau_k (c / 2^(b L) >= tau_k) or U < tau_k ((c + 1) / 2^(b L) <= tau_k), or straddles tau_k and needs another
+// digit. Every tau_k is rational (x = n / d), so exact_exp_minus below decides all of this
+// in exact integer arithmetic; the fast path decides the same comparisons for the first
+// digit in double precision with a safety margin far above its rounding error, and hands
+// over to the exact path whenever the margin does not decide (probability ~2^-15 per draw). The
+// outcome and the number of digits read are the exact path's in every case, whatever the
+// floating-point unit does: only the speed depends on it.
+// Before (one uniform below d K per coin, 128-bit divisions) this cost several times more.
 
-// Bernoulli(exp(-n/d)) for 0 <= n/d <= 1 (CKS20 Algorithm 1, first case): K = 1, 2, ...
-// while Bernoulli(gamma / K) succeeds; the answer is whether the final K is odd. K > 64
-// has probability < 1/64! (< 2^-295); then d*K could leave 128 bits, so it is treated as
-// an unsuccessful coin (documented deviation, far below any meaningful probability).
-bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d) {
-  std::uint64_t k = 1;
-  while (k <= 64 && bernoulli(rng, n, d * k)) ++k;
-  return (k % 2) == 1;
+constexpr int kDigitBits = 16;
+constexpr double kDigitScale = 0x1.0p16;  // 2^kDigitBits
+
+// A 128-bit integer to double within 3 2^-53 relative (two rounded 64-bit conversions and a
+// rounded sum), inline: libgcc's exact conversion was a fifth of the sampler's time.
+inline double to_double(u128 v) {
+  const auto hi = static_cast<std::uint64_t>(v >> 64), lo = static_cast<std::uint64_t>(v);
+  return hi == 0 ? static_cast<double>(lo) : static_cast<double>(hi) * 0x1.0p64 + static_cast<double>(lo);
 }
 
-// Bernoulli(exp(-n/d)) for any n/d >= 0 (CKS20 Algorithm 1, second case: floor(gamma)
-// independent Bernoulli(exp(-1)) coins, then one for the fractional part).
-bool bernoulli_exp_minus(SecureStream& rng, u128 n, u128 d) {
-  const u128 whole = n / d;
-  for (u128 i = 0; i < whole; ++i)
-    if (!bernoulli_exp_minus_le1(rng, 1, 1)) return false;
-  return bernoulli_exp_minus_le1(rng, n % d, d);
+// Unsigned big integers (little-endian 32-bit limbs), for the exact path only.
+struct Big {
+  std::vector<std::uint32_t> limb;
+  Big() = default;
+  explicit Big(u128 v) {
+    for (; v != 0; v >>= 32) limb.push_back(static_cast<std::uint32_t>(v));
+  }
+};
+
+Big mul(const Big& a, const Big& b) {
+  Big r;
+  if (a.limb.empty() || b.limb.empty()) return r;
+  r.limb.assign(a.limb.size() + b.limb.size(), 0);
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    std::uint64_t carry = 0;
+    for (std::size_t j = 0; j < b.limb.size(); ++j) {
+      const std::uint64_t cur = static_cast<std::uint64_t>(a.limb[i]) * b.limb[j] + r.limb[i + j] + carry;
+      r.limb[i + j] = static_cast<std::uint32_t>(cur);
+      carry = cur >> 32;
+    }
+    r.limb[i + b.limb.size()] = static_cast<std::uint32_t>(carry);
+  }
+  while (!r.limb.empty() && r.limb.back() == 0) r.limb.pop_back();
+  return r;
+}
+
+Big add(const Big& a, const Big& b) {
+  Big r;
+  const std::size_t n = std::max(a.limb.size(), b.limb.size());
+  r.limb.resize(n + 1);
+  std::uint64_t carry = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t cur = carry + (i < a.limb.size() ? a.limb[i] : 0) + (i < b.limb.size() ? b.limb[i] : 0);
+    r.limb[i] = static_cast<std::uint32_t>(cur);
+    carry = cur >> 32;
+  }
+  r.limb[n] = static_cast<std::uint32_t>(carry);
+  while (!r.limb.empty() && r.limb.back() == 0) r.limb.pop_back();
+  return r;
+}
+
+Big shift_left(const Big& a, std::size_t bits) {  // a * 2^bits
+  Big r;
+  if (a.limb.empty()) return r;
+  const std::size_t limbs = bits / 32, rest = bits % 32;
+  r.limb.assign(limbs + a.limb.size() + 1, 0);
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    const std::uint64_t v = static_cast<std::uint64_t>(a.limb[i]) << rest;
+    r.limb[limbs + i] |= static_cast<std::uint32_t>(v);
+    r.limb[limbs + i + 1] |= static_cast<std::uint32_t>(v >> 32);
+  }
+  while (!r.limb.empty() && r.limb.back() == 0) r.limb.pop_back();
+  return r;
+}
+
+int compare(const Big& a, const Big& b) {
+  if (a.limb.size() != b.limb.size()) return a.limb.size() < b.limb.size() ? -1 : 1;
+  for (std::size_t i = a.limb.size(); i-- > 0;)
+    if (a.limb[i] != b.limb[i]) return a.limb[i] < b.limb[i] ? -1 : 1;
+  return 0;
+}
+
+// Bernoulli(exp(-n/d)), n <= d, d >= 1, by the comparisons above in exact arithmetic, given
+// U's first digit `first` (already read from rng); reads further digits only while the cell
+// straddles a threshold. Terminates with probability 1 (each digit straddles with
+// probability <= 2^-(b-1)).
+__attribute__((noinline)) bool exact_exp_minus(SecureStream& rng, std::uint64_t first, u128 n, u128 d) {
+  const Big N(n), D(d);
+  Big c(first), p = N, q = D;  // tau_k = p / q
+  std::size_t digits = 1;
+  for (std::uint64_t k = 1;;) {
+    const Big lo = mul(c, q), tau = shift_left(p, kDigitBits * digits);  // both scaled by q 2^(b digits)
+    if (compare(lo, tau) >= 0) return (k % 2) == 1;          // U >= tau_k: K = k
+    if (compare(add(lo, q), tau) <= 0) {                      // U < tau_k: go on to tau_{k+1}
+      ++k;
+      p = mul(p, N);
+      q = mul(mul(q, D), Big(k));
+      continue;
+    }
+    c = add(shift_left(c, kDigitBits), Big(rng.bits(kDigitBits)));
+    ++digits;
+  }
+}
+
+// 1 / k as doubles, for tau_{k} = tau_{k-1} x / k.
+constexpr double kInv[] = {0, 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9,
+                           1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17};
+constexpr int kFastTerms = 16;  // x <= 1, U >= 2^-b unless the digit is 0: tau_13 < 2^-32 ends it, 9 terms for b = 16
+// Relative error bound used by the fast path. Its true error: x within 8 2^-53 (n and d
+// converted by to_double, 3 2^-53 each, and one division), then per term one product and one
+// rounded 1/k (3 2^-53 each): below 8 2^-53 + 16 * 6 2^-53 < 2^-46 for 16 terms; 2^-40
+// leaves a wide margin, and the margin products themselves round by only 2^-53.
+constexpr double kEps = 0x1.0p-40;
+
+// Bernoulli(exp(-n/d)) for 0 <= n <= d, d >= 1 (see above). `x` is n/d in double, within
+// 8 2^-53 relative (the allowance in kEps).
+inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d, double x) {
+  const auto w = rng.bits(kDigitBits);
+  const double lo = static_cast<double>(w), hi = lo + 1.0;  // the cell, in units of 2^-b
+  double tau = x * kDigitScale;                               // tau_k in units of 2^-b
+  for (int k = 1; k <= kFastTerms; ++k) {
+    if (tau * (1 + kEps) <= lo) return (k & 1) != 0;  // U >= tau_k for sure: K = k
+    if (tau * (1 - kEps) < hi) break;                  // the cell may straddle tau_k
+    tau = tau * x * kInv[k + 1];                       // U < tau_k for sure
+  }
+  return exact_exp_minus(rng, w, n, d);
+}
+
+// floor(2^b / k!) for k = 0..kLastFactorial, b = kDigitBits; the last is 0 (k! > 2^b).
+constexpr int kLastFactorial = kDigitBits == 16 ? 9 : 13;
+struct InvFactorials {
+  std::uint64_t v[kLastFactorial + 1] = {};
+  constexpr InvFactorials() {
+    std::uint64_t f = 1;
+    for (int k = 1; k <= kLastFactorial; ++k) {
+      f *= static_cast<std::uint64_t>(k);
+      v[k] = (std::uint64_t{1} << kDigitBits) / f;
+    }
+  }
+};
+constexpr InvFactorials kInvFactorial{};
+static_assert(kInvFactorial.v[kLastFactorial] == 0 && kInvFactorial.v[kLastFactorial - 1] > 0, "table ends at k! > 2^b");
+
+// Bernoulli(exp(-1)): the comparisons above with tau_k = 1 / k!, exactly in integers for the
+// first digit w: U < 1/k! for sure iff w < floor(2^b / k!); U >= 1/k! for sure iff
+// w > floor(2^b / k!) or (k <= 2, where 2^b / k! is an integer) w >= it; else straddles.
+inline __attribute__((always_inline)) bool bernoulli_exp_minus_one(SecureStream& rng) {
+  const auto w = rng.bits(kDigitBits);
+  if (w >= kInvFactorial.v[2]) return false;  // tau_1 = 1 > U always; U >= 1/2: K = 2
+  for (int k = 3; k <= kLastFactorial; ++k) {
+    if (w < kInvFactorial.v[k]) continue;
+    if (w > kInvFactorial.v[k]) return (k & 1) != 0;
+    break;
+  }
+  return exact_exp_minus(rng, w, 1, 1);
 }
 
 // Discrete Laplace with scale t (P[Y = y] proportional to exp(-|y| / t)), CKS20 Algorithm 2
-// with s = 1.
+// with s = 1: U uniform below t accepted with probability exp(-U/t), V ~ Geometric with
+// P[V >= v] = exp(-v) (a run of Bernoulli(exp(-1))), |Y| = U + t V, a sign, and -0 rejected.
 std::int64_t sample_discrete_laplace(SecureStream& rng, std::uint64_t t) {
+  const double inv_t = 1.0 / static_cast<double>(t);
   for (;;) {
     const std::uint64_t u = rng.below(t);
-    if (!bernoulli_exp_minus_le1(rng, u, t)) continue;
+    // x = u / t: u and t are exact in double (< 2^53); the product with the rounded 1/t is
+    // within 2^-52 of u / t, inside the fast path's allowance.
+    if (!bernoulli_exp_minus_le1(rng, u, t, static_cast<double>(u) * inv_t)) continue;
     std::uint64_t v = 0;
-    while (bernoulli_exp_minus_le1(rng, 1, 1)) ++v;
+    while (bernoulli_exp_minus_one(rng)) ++v;
     const std::uint64_t x = u + t * v;
     const bool negative = rng.bits(1) != 0;
     if (negative && x == 0) continue;
@@ -107,6 +256,7 @@ std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance)
   // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t - sigma^2)^2 / (2 sigma^2 t^2)).
   const std::uint64_t t = isqrt(variance) + 1;
   const u128 d = static_cast<u128>(2) * variance * (static_cast<u128>(t) * t);  // <= 2^117
+  const double d_double = to_double(d);
   for (;;) {
     const std::int64_t y = sample_discrete_laplace(rng, t);
     const u128 ay = static_cast<u128>(y < 0 ? -static_cast<u128>(y) : static_cast<u128>(y));
@@ -116,20 +266,48 @@ std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance)
     // probability exp(-diff^2 / d) <= exp(-2^126 / 2^117) = exp(-512) (variance <= 2^58), so
     // rejecting it outright moves the output distribution by less than exp(-512) per draw.
     if ((diff >> 63) != 0) continue;
-    if (bernoulli_exp_minus(rng, diff * diff, d)) return y;
+    // exp(-n/d) = exp(-1)^floor(n/d) exp(-(n mod d)/d) (CKS20 Algorithm 1, x > 1), with
+    // floor(n/d) from a double estimate corrected in exact integers (no 128-bit division).
+    // Far tails (estimate >= 2^50, only at small variances) take the exact division.
+    const u128 n = diff * diff;
+    const auto diff_double = static_cast<double>(static_cast<std::uint64_t>(diff));
+    const double estimate = diff_double * diff_double / d_double;
+    u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
+    while (whole > 0 && whole * d > n) --whole;
+    while ((whole + 1) * d <= n) ++whole;
+    bool accept = true;
+    for (u128 i = 0; i < whole && accept; ++i) accept = bernoulli_exp_minus_one(rng);
+    if (!accept) continue;
+    const u128 rest = n - whole * d;
+    if (bernoulli_exp_minus_le1(rng, rest, d, to_double(rest) / d_double)) return y;
   }
+}
+
+namespace detail {
+bool bernoulli_exp_minus(SecureStream& rng, unsigned __int128 n, unsigned __int128 d, bool exact_only) {
+  if (exact_only) return exact_exp_minus(rng, rng.bits(kDigitBits), n, d);
+  return bernoulli_exp_minus_le1(rng, n, d, to_double(n) / to_double(d));
+}
+bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only) {
+  if (exact_only) return exact_exp_minus(rng, rng.bits(kDigitBits), 1, 1);
+  return train::bernoulli_exp_minus_one(rng);
+}
+}  // namespace detail
+
+void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
+                                       std::uint64_t step, std::size_t chunk) {
+  SecureStream rng(key, StreamPurpose::noise, step, static_cast<std::uint64_t>(chunk));
+  const std::size_t lo = chunk * kNoiseChunk;
+  const std::size_t hi = std::min(n, lo + kNoiseChunk);
+  for (std::size_t i = lo; i < hi; ++i) grid_sum[i] += static_cast<double>(sample_discrete_gaussian(rng, variance));
 }
 
 void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                  std::uint64_t step) {
-  const std::int64_t chunks = static_cast<std::int64_t>((n + kNoiseChunk - 1) / kNoiseChunk);
+  const auto chunks = static_cast<std::int64_t>(noise_chunks(n));
   at::parallel_for(0, chunks, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c) {
-      SecureStream rng(key, StreamPurpose::noise, step, static_cast<std::uint64_t>(c));
-      const std::size_t lo = static_cast<std::size_t>(c) * kNoiseChunk;
-      const std::size_t hi = std::min(n, lo + kNoiseChunk);
-      for (std::size_t i = lo; i < hi; ++i) grid_sum[i] += static_cast<double>(sample_discrete_gaussian(rng, variance));
-    }
+    for (std::int64_t c = begin; c < end; ++c)
+      add_discrete_gaussian_noise_chunk(grid_sum, n, variance, key, step, static_cast<std::size_t>(c));
   });
 }
 

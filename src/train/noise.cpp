@@ -142,10 +142,8 @@ constexpr int kFastTerms = 16;  // x <= 1, U >= 2^-b unless the digit is 0: tau_
 // leaves a wide margin, and the margin products themselves round by only 2^-53.
 constexpr double kEps = 0x1.0p-40;
 
-// Bernoulli(exp(-n/d)) for 0 <= n <= d, d >= 1 (see above). `x` is n/d in double, within
-// 8 2^-53 relative (the allowance in kEps).
-inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d, double x) {
-  const auto w = rng.bits(kDigitBits);
+// The comparisons term by term, for the draws the first four terms leave open (below).
+__attribute__((noinline)) bool exp_minus_le1_loop(SecureStream& rng, std::uint64_t w, u128 n, u128 d, double x) {
   const double lo = static_cast<double>(w), hi = lo + 1.0;  // the cell, in units of 2^-b
   double tau = x * kDigitScale;                               // tau_k in units of 2^-b
   for (int k = 1; k <= kFastTerms; ++k) {
@@ -154,6 +152,25 @@ inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream&
     tau = tau * x * kInv[k + 1];                       // U < tau_k for sure
   }
   return exact_exp_minus(rng, w, n, d);
+}
+
+// Bernoulli(exp(-n/d)) for 0 <= n <= d, d >= 1 (see above). `x` is n/d in double, within
+// 8 2^-53 relative (the allowance in kEps). The first four thresholds are compared at once,
+// without branches (the outcome of each is a coin flip a branch predictor would miss): when
+// every comparison is certain and U >= tau_4, K - 1 is the number of thresholds above U.
+// Otherwise (probability about x^4 / 24 + 2^-14) the term-by-term loop decides.
+inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d, double x) {
+  const auto w = rng.bits(kDigitBits);
+  const double lo = static_cast<double>(w), hi = lo + 1.0;
+  const double t1 = x * kDigitScale, t2 = t1 * x * kInv[2], t3 = t2 * x * kInv[3], t4 = t3 * x * kInv[4];
+  // below_k: U < tau_k for sure; above_k: U >= tau_k for sure (tau_k decreases, and so do the
+  // rounded t_k: above_1 implies above_2 ...).
+  const int below1 = t1 * (1 - kEps) >= hi, below2 = t2 * (1 - kEps) >= hi, below3 = t3 * (1 - kEps) >= hi;
+  const int above1 = t1 * (1 + kEps) <= lo, above2 = t2 * (1 + kEps) <= lo, above3 = t3 * (1 + kEps) <= lo,
+            above4 = t4 * (1 + kEps) <= lo;
+  const int certain = (below1 | above1) & (below2 | above2) & (below3 | above3) & above4;
+  if (__builtin_expect(certain == 0, 0)) return exp_minus_le1_loop(rng, w, n, d, x);
+  return ((below1 + below2 + below3) & 1) == 0;  // K = 1 + below1 + below2 + below3 is odd
 }
 
 // floor(2^b / k!) for k = 0..kLastFactorial, b = kDigitBits; the last is 0 (k! > 2^b).
@@ -174,8 +191,7 @@ static_assert(kInvFactorial.v[kLastFactorial] == 0 && kInvFactorial.v[kLastFacto
 // Bernoulli(exp(-1)): the comparisons above with tau_k = 1 / k!, exactly in integers for the
 // first digit w: U < 1/k! for sure iff w < floor(2^b / k!); U >= 1/k! for sure iff
 // w > floor(2^b / k!) or (k <= 2, where 2^b / k! is an integer) w >= it; else straddles.
-inline __attribute__((always_inline)) bool bernoulli_exp_minus_one(SecureStream& rng) {
-  const auto w = rng.bits(kDigitBits);
+__attribute__((noinline)) bool exp_minus_one_loop(SecureStream& rng, std::uint64_t w) {
   if (w >= kInvFactorial.v[2]) return false;  // tau_1 = 1 > U always; U >= 1/2: K = 2
   for (int k = 3; k <= kLastFactorial; ++k) {
     if (w < kInvFactorial.v[k]) continue;
@@ -185,23 +201,16 @@ inline __attribute__((always_inline)) bool bernoulli_exp_minus_one(SecureStream&
   return exact_exp_minus(rng, w, 1, 1);
 }
 
-// Discrete Laplace with scale t (P[Y = y] proportional to exp(-|y| / t)), CKS20 Algorithm 2
-// with s = 1: U uniform below t accepted with probability exp(-U/t), V ~ Geometric with
-// P[V >= v] = exp(-v) (a run of Bernoulli(exp(-1))), |Y| = U + t V, a sign, and -0 rejected.
-std::int64_t sample_discrete_laplace(SecureStream& rng, std::uint64_t t) {
-  const double inv_t = 1.0 / static_cast<double>(t);
-  for (;;) {
-    const std::uint64_t u = rng.below(t);
-    // x = u / t: u and t are exact in double (< 2^53); the product with the rounded 1/t is
-    // within 2^-52 of u / t, inside the fast path's allowance.
-    if (!bernoulli_exp_minus_le1(rng, u, t, static_cast<double>(u) * inv_t)) continue;
-    std::uint64_t v = 0;
-    while (bernoulli_exp_minus_one(rng)) ++v;
-    const std::uint64_t x = u + t * v;
-    const bool negative = rng.bits(1) != 0;
-    if (negative && x == 0) continue;
-    return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
-  }
+// As bernoulli_exp_minus_le1, without branches for tau_2..tau_5 (2^b / 2 is an integer,
+// so w < it decides tau_2 exactly); the loop takes the rest (w <= floor(2^b / 6!) or w on a
+// threshold: probability 0.15%).
+inline __attribute__((always_inline)) bool bernoulli_exp_minus_one(SecureStream& rng) {
+  const auto w = rng.bits(kDigitBits);
+  const auto& f = kInvFactorial.v;
+  const int open = (w == f[3]) | (w == f[4]) | (w == f[5]) | (w <= f[6]);
+  if (__builtin_expect(open != 0, 0)) return exp_minus_one_loop(rng, w);
+  const int below = (w < f[2]) + (w < f[3]) + (w < f[4]) + (w < f[5]);  // K = 2 + below
+  return (below & 1) != 0;
 }
 
 std::uint64_t isqrt(std::uint64_t v) {
@@ -210,6 +219,56 @@ std::uint64_t isqrt(std::uint64_t v) {
   while ((r + 1) * (r + 1) <= v) ++r;
   return r;
 }
+
+// The Laplace scale t of CKS20 Algorithm 3 and its split t = T 2^m, T <= 64 (below).
+struct LaplaceScale {
+  std::uint64_t t = 1, high = 1;  // t = high << low_bits
+  int low_bits = 0;
+  double inv_t = 1, inv_high = 1;
+};
+
+// CKS20 Algorithm 3 takes t = floor(sigma) + 1; its correctness holds for any t >= 1 (the
+// proposal times the acceptance is exp(-|y|/t - (|y| - sigma^2/t)^2 / (2 sigma^2)) =
+// exp(-y^2 / (2 sigma^2) - sigma^2 / (2 t^2)), proportional to the target whatever t is),
+// and the acceptance rate varies slowly around t = sigma (relative change < 0.1% for t 3%
+// larger). Rounding t up to T 2^m with 32 <= T <= 64 lets the Laplace split its uniform.
+LaplaceScale laplace_scale(std::uint64_t variance) {
+  LaplaceScale s;
+  const std::uint64_t t0 = isqrt(variance) + 1;
+  while ((t0 >> s.low_bits) > 64) ++s.low_bits;
+  s.high = ((t0 - 1) >> s.low_bits) + 1;  // ceil(t0 / 2^m) <= 64
+  s.t = s.high << s.low_bits;
+  s.inv_t = 1.0 / static_cast<double>(s.t);
+  s.inv_high = 1.0 / static_cast<double>(s.high);
+  return s;
+}
+
+// Discrete Laplace with scale t (P[Y = y] proportional to exp(-|y| / t)), CKS20 Algorithm 2
+// with s = 1: |Y| = U + t V with U in [0, t), P[U = u] proportional to exp(-u/t), V ~
+// Geometric with P[V >= v] = exp(-v) (a run of Bernoulli(exp(-1))), a sign, and -0 rejected.
+// CKS20 draw U uniform and accept it with probability exp(-U/t) (63% on average, each try a
+// 26-bit draw and a Bernoulli). Here t = T 2^m and U = H 2^m + L, H < T, L < 2^m: since
+// exp(-U/t) = exp(-H/T) exp(-L/t), H and L are independent, H with P proportional to exp(-H/T)
+// (uniform below T, accepted with exp(-H/T): the 63% loop on a 6-bit draw) and L with P
+// proportional to exp(-L/t) (uniform below 2^m, accepted with exp(-L/t) >= exp(-1/32): 97%+).
+std::int64_t sample_discrete_laplace(SecureStream& rng, const LaplaceScale& s) {
+  for (;;) {
+    std::uint64_t h, l;
+    // x = h / T and l / t: integers below 2^53 times a rounded reciprocal, within 2^-52 of
+    // the ratio, inside the fast path's allowance.
+    do h = rng.below(s.high);
+    while (!bernoulli_exp_minus_le1(rng, h, s.high, static_cast<double>(h) * s.inv_high));
+    do l = s.low_bits == 0 ? 0 : rng.bits(s.low_bits);
+    while (!bernoulli_exp_minus_le1(rng, l, s.t, static_cast<double>(l) * s.inv_t));
+    std::uint64_t v = 0;
+    while (bernoulli_exp_minus_one(rng)) ++v;
+    const std::uint64_t x = (h << s.low_bits) + l + s.t * v;
+    const bool negative = rng.bits(1) != 0;
+    if (negative && x == 0) continue;
+    return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
+  }
+}
+
 
 }  // namespace
 
@@ -247,31 +306,45 @@ void check_exact_grid_sum(const NoiseGrid& grid, double clip, std::int64_t batch
                      "exact; raise privacy.noise_multiplier or lower train.batch_size");
 }
 
-std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance) {
-  if (variance < 1 || variance > (std::uint64_t{1} << 58))
-    throw Error("sample_discrete_gaussian: variance " + std::to_string(variance) + " outside [1, 2^58]",
-                kExitInternal);
-  // CKS20 Algorithm 3 with sigma^2 = variance (an integer): t = floor(sigma) + 1; draw Y from
-  // the discrete Laplace of scale t; accept with probability
+namespace {
+
+// What one variance fixes, computed once per chunk rather than once per draw.
+struct GaussianParams {
+  std::uint64_t variance = 0;
+  LaplaceScale scale;
+  u128 d = 0;  // 2 sigma^2 t^2
+  double inv_d = 0;
+  explicit GaussianParams(std::uint64_t v) : variance(v) {
+    if (v < 1 || v > (std::uint64_t{1} << 58))
+      throw Error("sample_discrete_gaussian: variance " + std::to_string(v) + " outside [1, 2^58]", kExitInternal);
+    scale = laplace_scale(v);
+    d = static_cast<u128>(2) * v * (static_cast<u128>(scale.t) * scale.t);  // <= 2^118
+    inv_d = 1.0 / to_double(d);
+  }
+};
+
+std::int64_t sample(SecureStream& rng, const GaussianParams& g) {
+  // CKS20 Algorithm 3 with sigma^2 = variance (an integer): t ~ floor(sigma) + 1
+  // (laplace_scale); draw Y from the discrete Laplace of scale t; accept with probability
   // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t - sigma^2)^2 / (2 sigma^2 t^2)).
-  const std::uint64_t t = isqrt(variance) + 1;
-  const u128 d = static_cast<u128>(2) * variance * (static_cast<u128>(t) * t);  // <= 2^117
-  const double d_double = to_double(d);
+  const std::uint64_t t = g.scale.t, variance = g.variance;
+  const u128 d = g.d;
   for (;;) {
-    const std::int64_t y = sample_discrete_laplace(rng, t);
+    const std::int64_t y = sample_discrete_laplace(rng, g.scale);
     const u128 ay = static_cast<u128>(y < 0 ? -static_cast<u128>(y) : static_cast<u128>(y));
     const u128 yt = ay * t;
     const u128 diff = yt >= variance ? yt - variance : variance - yt;
     // |Y| t - sigma^2 >= 2^63 would overflow the square. Such a Y would be accepted with
-    // probability exp(-diff^2 / d) <= exp(-2^126 / 2^117) = exp(-512) (variance <= 2^58), so
-    // rejecting it outright moves the output distribution by less than exp(-512) per draw.
+    // probability exp(-diff^2 / d) <= exp(-2^126 / 2^118) = exp(-256) (variance <= 2^58, t <=
+    // 1.04 (sigma + 1)), so rejecting it outright moves the output distribution by less than
+    // exp(-256) per draw.
     if ((diff >> 63) != 0) continue;
     // exp(-n/d) = exp(-1)^floor(n/d) exp(-(n mod d)/d) (CKS20 Algorithm 1, x > 1), with
     // floor(n/d) from a double estimate corrected in exact integers (no 128-bit division).
     // Far tails (estimate >= 2^50, only at small variances) take the exact division.
     const u128 n = diff * diff;
     const auto diff_double = static_cast<double>(static_cast<std::uint64_t>(diff));
-    const double estimate = diff_double * diff_double / d_double;
+    const double estimate = diff_double * diff_double * g.inv_d;
     u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
     while (whole > 0 && whole * d > n) --whole;
     while ((whole + 1) * d <= n) ++whole;
@@ -279,8 +352,15 @@ std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance)
     for (u128 i = 0; i < whole && accept; ++i) accept = bernoulli_exp_minus_one(rng);
     if (!accept) continue;
     const u128 rest = n - whole * d;
-    if (bernoulli_exp_minus_le1(rng, rest, d, to_double(rest) / d_double)) return y;
+    // rest / d within 8 2^-53: to_double(rest) 3 2^-53, 1 / to_double(d) 4 2^-53, the product 2^-53.
+    if (bernoulli_exp_minus_le1(rng, rest, d, to_double(rest) * g.inv_d)) return y;
   }
+}
+
+}  // namespace
+
+std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance) {
+  return sample(rng, GaussianParams(variance));
 }
 
 namespace detail {
@@ -296,10 +376,11 @@ bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only) {
 
 void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                        std::uint64_t step, std::size_t chunk) {
+  const GaussianParams params(variance);
   SecureStream rng(key, StreamPurpose::noise, step, static_cast<std::uint64_t>(chunk));
   const std::size_t lo = chunk * kNoiseChunk;
   const std::size_t hi = std::min(n, lo + kNoiseChunk);
-  for (std::size_t i = lo; i < hi; ++i) grid_sum[i] += static_cast<double>(sample_discrete_gaussian(rng, variance));
+  for (std::size_t i = lo; i < hi; ++i) grid_sum[i] += static_cast<double>(sample(rng, params));
 }
 
 void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,

@@ -124,6 +124,19 @@ TEST(DiscreteGaussian, LargeScaleFitsTheExactPmf) {
   check_moments(xs, pmf);
 }
 
+// sigma ~ 351: the Laplace scale t = 352 = 44 * 2^3 is split into a 6-bit high part and a
+// 3-bit low part (noise.cpp, sample_discrete_laplace), which the smaller scales above do not
+// reach.
+TEST(DiscreteGaussian, SplitLaplaceScaleFitsTheExactPmf) {
+  const std::uint64_t s2 = 123457;
+  const Pmf pmf(static_cast<double>(s2));
+  const auto xs = draws(s2, 200000, 5);
+  std::vector<std::int64_t> edges;
+  for (std::int64_t k = -1250; k <= 1250; k += 100) edges.push_back(k);  // 25 bins + 2 tails
+  EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
+  check_moments(xs, pmf);
+}
+
 TEST(DiscreteGaussian, TheTrainersScaleHasTheRightMoments) {
   // The grid the trainer uses puts s2 near 2^52; the pmf there is the Gaussian's to within
   // 1e-300 in variance (Poisson summation), so var = s2 and E[Y^4] = 3 s2^2.

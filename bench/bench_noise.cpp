@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
         const auto a = std::chrono::steady_clock::now();
         const double c = cpu_seconds();
         if (which == 0)
-          train::add_discrete_gaussian_noise_threads(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s), k);
+          train::add_discrete_gaussian_noise_threads(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s),
+                                                     k);
         else
           legacy::add_noise(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s), k);
         Best& b = which == 0 ? now : old;

@@ -186,7 +186,8 @@ struct InvFactorials {
   }
 };
 constexpr InvFactorials kInvFactorial{};
-static_assert(kInvFactorial.v[kLastFactorial] == 0 && kInvFactorial.v[kLastFactorial - 1] > 0, "table ends at k! > 2^b");
+static_assert(kInvFactorial.v[kLastFactorial] == 0 && kInvFactorial.v[kLastFactorial - 1] > 0,
+              "table ends at k! > 2^b");
 
 // Bernoulli(exp(-1)): the comparisons above with tau_k = 1 / k!, exactly in integers for the
 // first digit w: U < 1/k! for sure iff w < floor(2^b / k!); U >= 1/k! for sure iff
@@ -357,10 +358,93 @@ std::int64_t sample(SecureStream& rng, const GaussianParams& g) {
   }
 }
 
+// The same algorithm for many draws at once, stage by stage over a batch of proposals, so
+// that the coin flips become data instead of branches (one mispredicted branch per
+// accept/reject decision cost more than the decision itself). Each stage keeps the draws it
+// accepts, in order, by writing every candidate and advancing the write position by the
+// acceptance bit. Exactness: every stage reads fresh keystream bits, accepted candidates of
+// an independent sequence are independent draws from the accepted law (rejection sampling),
+// and unused candidates at the end of a stage are independent of everything kept, so
+// discarding them changes nothing; the stages combine independent H, L, V and sign into
+// the Laplace draw of sample_discrete_laplace, then CKS20 Algorithm 3's acceptance.
+// The bits read depend only on the keystream: the output is a pure function of the stream.
+constexpr std::size_t kBatch = 256;
+
+void sample_batch(SecureStream& rng, const GaussianParams& g, std::int64_t* out, std::size_t count) {
+  const LaplaceScale& s = g.scale;
+  const std::uint64_t t = s.t, variance = g.variance;
+  const u128 d = g.d;
+  std::uint64_t h[kBatch + 1], low[kBatch], v[kBatch + 1];
+  std::int64_t y[kBatch + 1];
+  while (count > 0) {
+    // Proposals for this round: about count / 0.76 (Algorithm 3 accepts 76% at t ~ sigma).
+    const std::size_t m = std::min(kBatch, count + count / 3 + 4);
+    // H (see sample_discrete_laplace).
+    for (std::size_t k = 0; k < m;) {
+      const std::uint64_t c = rng.below(s.high);
+      h[k] = c;
+      k += bernoulli_exp_minus_le1(rng, c, s.high, static_cast<double>(c) * s.inv_high);
+    }
+    // L: accepted 97% and more, a well-predicted loop.
+    for (std::size_t k = 0; k < m; ++k) {
+      std::uint64_t l;
+      do l = s.low_bits == 0 ? 0 : rng.bits(s.low_bits);
+      while (!bernoulli_exp_minus_le1(rng, l, t, static_cast<double>(l) * s.inv_t));
+      low[k] = l;
+    }
+    // V: run lengths of Bernoulli(exp(-1)) successes, one value per failure.
+    for (std::size_t k = 0, run = 0; k < m;) {
+      const std::uint64_t coin = bernoulli_exp_minus_one(rng);
+      v[k] = run;
+      k += 1 - coin;
+      run = (run + 1) * coin;
+    }
+    // Signs, -0 dropped (CKS20 Algorithm 2).
+    std::size_t laplace = 0;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::uint64_t x = (h[k] << s.low_bits) + low[k] + t * v[k];
+      const std::uint64_t negative = rng.bits(1);
+      y[laplace] = negative != 0 ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
+      laplace += 1 - (negative & static_cast<std::uint64_t>(x == 0));
+    }
+    // Algorithm 3's acceptance exp(-(|Y| t - sigma^2)^2 / (2 sigma^2 t^2)), as in sample():
+    // floor(x) Bernoulli(exp(-1)) coins (two always drawn, more only past x = 3, where a loop
+    // draws them) and one for the fractional part; all are drawn (no early exit), which reads
+    // more bits but leaves the product of independent coins the same.
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < laplace && kept < count; ++k) {
+      const u128 ay = static_cast<u128>(y[k] < 0 ? -static_cast<u128>(y[k]) : static_cast<u128>(y[k]));
+      const u128 yt = ay * t;
+      const u128 diff = yt >= variance ? yt - variance : variance - yt;
+      if ((diff >> 63) != 0) continue;  // exp(-256) at most, see sample()
+      const u128 n = diff * diff;
+      const auto diff_double = static_cast<double>(static_cast<std::uint64_t>(diff));
+      const double estimate = diff_double * diff_double * g.inv_d;
+      u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
+      while (whole > 0 && whole * d > n) --whole;
+      while ((whole + 1) * d <= n) ++whole;
+      const unsigned c1 = bernoulli_exp_minus_one(rng), c2 = bernoulli_exp_minus_one(rng);
+      unsigned accept = (whole < 1 || c1) & (whole < 2 || c2);
+      for (u128 i = 2; i < whole && accept; ++i) accept = bernoulli_exp_minus_one(rng);
+      const u128 rest = n - whole * d;
+      accept &= static_cast<unsigned>(bernoulli_exp_minus_le1(rng, rest, d, to_double(rest) * g.inv_d));
+      out[kept] = y[k];
+      kept += accept;
+    }
+    out += kept;
+    count -= kept;
+  }
+}
+
 }  // namespace
 
 std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance) {
   return sample(rng, GaussianParams(variance));
+}
+
+void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::int64_t* out, std::size_t count) {
+  const GaussianParams params(variance);
+  for (std::size_t i = 0; i < count; i += kBatch) sample_batch(rng, params, out + i, std::min(kBatch, count - i));
 }
 
 namespace detail {
@@ -380,7 +464,12 @@ void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uin
   SecureStream rng(key, StreamPurpose::noise, step, static_cast<std::uint64_t>(chunk));
   const std::size_t lo = chunk * kNoiseChunk;
   const std::size_t hi = std::min(n, lo + kNoiseChunk);
-  for (std::size_t i = lo; i < hi; ++i) grid_sum[i] += static_cast<double>(sample(rng, params));
+  std::int64_t y[kBatch];
+  for (std::size_t i = lo; i < hi; i += kBatch) {
+    const std::size_t len = std::min(kBatch, hi - i);
+    sample_batch(rng, params, y, len);
+    for (std::size_t j = 0; j < len; ++j) grid_sum[i + j] += static_cast<double>(y[j]);
+  }
 }
 
 void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,

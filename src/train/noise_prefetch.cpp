@@ -32,7 +32,8 @@ void add_discrete_gaussian_noise_threads(double* grid_sum, std::size_t n, std::u
       failed = true;
     }
   };
-  const int helpers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), chunks)) - 1;
+  const int helpers =
+      static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), chunks)) - 1;
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(std::max(helpers, 0)));
   for (int i = 0; i < helpers; ++i) pool.emplace_back(work);
@@ -78,7 +79,8 @@ void NoisePrefetcher::request(std::uint64_t step, std::uint64_t variance) {
       if (s.state == State::empty) pick = &s;
     for (int pass = 0; pass < 2 && pick == nullptr; ++pass)
       for (auto& s : slots_) {
-        const bool eligible = pass == 0 ? (s.state == State::ready || s.state == State::failed) : s.state == State::queued;
+        const bool eligible =
+            pass == 0 ? (s.state == State::ready || s.state == State::failed) : s.state == State::queued;
         if (eligible && (pick == nullptr || s.order < pick->order)) pick = &s;
       }
     if (pick == nullptr) return;  // both busy (one drawing, one being read): add_to will draw it

@@ -45,10 +45,16 @@ struct Pmf {
   }
 };
 
-std::vector<std::int64_t> draws(std::uint64_t s2, std::size_t n, std::uint64_t seed = 1) {
+// One draw at a time, or (batched) the batch sampler the noise chunks use; the
+// distribution tests run on both.
+std::vector<std::int64_t> draws(std::uint64_t s2, std::size_t n, std::uint64_t seed, bool batched) {
   SecureStream rng(secret_from_pinned_seed(seed), StreamPurpose::noise, 0);
   std::vector<std::int64_t> v(n);
-  for (auto& x : v) x = sample_discrete_gaussian(rng, s2);
+  if (batched) {
+    sample_discrete_gaussian(rng, s2, v.data(), n);
+  } else {
+    for (auto& x : v) x = sample_discrete_gaussian(rng, s2);
+  }
   return v;
 }
 
@@ -93,66 +99,81 @@ void check_moments(const std::vector<std::int64_t>& xs, const Pmf& pmf) {
 }
 
 TEST(DiscreteGaussian, SmallScaleFitsTheExactPmf) {
-  const std::uint64_t s2 = 10;
-  const Pmf pmf(static_cast<double>(s2));
-  const auto xs = draws(s2, 200000);
-  std::vector<std::int64_t> edges;
-  for (std::int64_t k = -12; k <= 13; ++k) edges.push_back(k);  // 25 unit bins + 2 tails: 26 dof
-  EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
-  check_moments(xs, pmf);
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    const std::uint64_t s2 = 10;
+    const Pmf pmf(static_cast<double>(s2));
+    const auto xs = draws(s2, 200000, 1, batched);
+    std::vector<std::int64_t> edges;
+    for (std::int64_t k = -12; k <= 13; ++k) edges.push_back(k);  // 25 unit bins + 2 tails: 26 dof
+    EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
+    check_moments(xs, pmf);
+  }
 }
 
 TEST(DiscreteGaussian, ScaleOneIsNotTheContinuousVariance) {
-  // At s2 = 1 the discrete Gaussian's variance is below 1 (CKS20 Proposition 19): the test
-  // can tell the exact sampler from a rounded continuous one (variance 1 + 1/12).
-  const Pmf pmf(1.0);
-  const auto xs = draws(1, 200000, 2);
-  std::vector<std::int64_t> edges;
-  for (std::int64_t k = -3; k <= 4; ++k) edges.push_back(k);  // 7 bins + 2 tails: 8 dof
-  EXPECT_LT(chi_square(xs, pmf, edges), 31.83);             // Q(31.83; 8) = 1e-4 (closed form)
-  check_moments(xs, pmf);
-  EXPECT_LT(pmf.variance, 1.0);
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    // At s2 = 1 the discrete Gaussian's variance is below 1 (CKS20 Proposition 19): the test
+    // can tell the exact sampler from a rounded continuous one (variance 1 + 1/12).
+    const Pmf pmf(1.0);
+    const auto xs = draws(1, 200000, 2, batched);
+    std::vector<std::int64_t> edges;
+    for (std::int64_t k = -3; k <= 4; ++k) edges.push_back(k);  // 7 bins + 2 tails: 8 dof
+    EXPECT_LT(chi_square(xs, pmf, edges), 31.83);               // Q(31.83; 8) = 1e-4 (closed form)
+    check_moments(xs, pmf);
+    EXPECT_LT(pmf.variance, 1.0);
+  }
 }
 
 TEST(DiscreteGaussian, LargeScaleFitsTheExactPmf) {
-  const std::uint64_t s2 = 1000;
-  const Pmf pmf(static_cast<double>(s2));
-  const auto xs = draws(s2, 200000, 3);
-  std::vector<std::int64_t> edges;
-  for (std::int64_t k = -125; k <= 125; k += 10) edges.push_back(k);  // 25 bins + 2 tails
-  EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
-  check_moments(xs, pmf);
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    const std::uint64_t s2 = 1000;
+    const Pmf pmf(static_cast<double>(s2));
+    const auto xs = draws(s2, 200000, 3, batched);
+    std::vector<std::int64_t> edges;
+    for (std::int64_t k = -125; k <= 125; k += 10) edges.push_back(k);  // 25 bins + 2 tails
+    EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
+    check_moments(xs, pmf);
+  }
 }
 
 // sigma ~ 351: the Laplace scale t = 352 = 44 * 2^3 is split into a 6-bit high part and a
 // 3-bit low part (noise.cpp, sample_discrete_laplace), which the smaller scales above do not
 // reach.
 TEST(DiscreteGaussian, SplitLaplaceScaleFitsTheExactPmf) {
-  const std::uint64_t s2 = 123457;
-  const Pmf pmf(static_cast<double>(s2));
-  const auto xs = draws(s2, 200000, 5);
-  std::vector<std::int64_t> edges;
-  for (std::int64_t k = -1250; k <= 1250; k += 100) edges.push_back(k);  // 25 bins + 2 tails
-  EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
-  check_moments(xs, pmf);
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    const std::uint64_t s2 = 123457;
+    const Pmf pmf(static_cast<double>(s2));
+    const auto xs = draws(s2, 200000, 5, batched);
+    std::vector<std::int64_t> edges;
+    for (std::int64_t k = -1250; k <= 1250; k += 100) edges.push_back(k);  // 25 bins + 2 tails
+    EXPECT_LT(chi_square(xs, pmf, edges), 61.657);
+    check_moments(xs, pmf);
+  }
 }
 
 TEST(DiscreteGaussian, TheTrainersScaleHasTheRightMoments) {
-  // The grid the trainer uses puts s2 near 2^52; the pmf there is the Gaussian's to within
-  // 1e-300 in variance (Poisson summation), so var = s2 and E[Y^4] = 3 s2^2.
-  const std::uint64_t s2 = (std::uint64_t{1} << 52) + 12345;
-  const auto xs = draws(s2, 100000, 4);
-  const double n = static_cast<double>(xs.size()), v = static_cast<double>(s2);
-  double m1 = 0, m2 = 0, m4 = 0;
-  for (auto x : xs) {
-    const double d = static_cast<double>(x) / std::sqrt(v);
-    m1 += d;
-    m2 += d * d;
-    m4 += d * d * d * d;
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    // The grid the trainer uses puts s2 near 2^52; the pmf there is the Gaussian's to within
+    // 1e-300 in variance (Poisson summation), so var = s2 and E[Y^4] = 3 s2^2.
+    const std::uint64_t s2 = (std::uint64_t{1} << 52) + 12345;
+    const auto xs = draws(s2, 100000, 4, batched);
+    const double n = static_cast<double>(xs.size()), v = static_cast<double>(s2);
+    double m1 = 0, m2 = 0, m4 = 0;
+    for (auto x : xs) {
+      const double d = static_cast<double>(x) / std::sqrt(v);
+      m1 += d;
+      m2 += d * d;
+      m4 += d * d * d * d;
+    }
+    EXPECT_NEAR(m1 / n, 0.0, 5 / std::sqrt(n));
+    EXPECT_NEAR(m2 / n, 1.0, 5 * std::sqrt(2 / n));
+    EXPECT_NEAR(m4 / n, 3.0, 5 * std::sqrt(96 / n));
   }
-  EXPECT_NEAR(m1 / n, 0.0, 5 / std::sqrt(n));
-  EXPECT_NEAR(m2 / n, 1.0, 5 * std::sqrt(2 / n));
-  EXPECT_NEAR(m4 / n, 3.0, 5 * std::sqrt(96 / n));
 }
 
 TEST(DiscreteGaussian, NoiseIsDeterministicGivenTheKeyAndDiffersAcrossKeysAndSteps) {
@@ -187,14 +208,16 @@ TEST(DiscreteGaussian, FastBernoulliMatchesTheExactPath) {
     cases.push_back({params.below(d), d});
   }
   for (const auto& [n, d] : cases) {
-    SecureStream fast(secret_from_pinned_seed(12), StreamPurpose::noise, 1), exact(secret_from_pinned_seed(12), StreamPurpose::noise, 1);
+    SecureStream fast(secret_from_pinned_seed(12), StreamPurpose::noise, 1),
+        exact(secret_from_pinned_seed(12), StreamPurpose::noise, 1);
     int agree = 0;
     for (int k = 0; k < 3000; ++k)
       agree += detail::bernoulli_exp_minus(fast, n, d, false) == detail::bernoulli_exp_minus(exact, n, d, true);
     EXPECT_EQ(agree, 3000) << static_cast<double>(n) << " / " << static_cast<double>(d);
     EXPECT_EQ(fast.next_u64(), exact.next_u64()) << "same bits read";
   }
-  SecureStream fast(secret_from_pinned_seed(13), StreamPurpose::noise, 1), exact(secret_from_pinned_seed(13), StreamPurpose::noise, 1);
+  SecureStream fast(secret_from_pinned_seed(13), StreamPurpose::noise, 1),
+      exact(secret_from_pinned_seed(13), StreamPurpose::noise, 1);
   for (int k = 0; k < 100000; ++k)
     ASSERT_EQ(detail::bernoulli_exp_minus_one(fast, false), detail::bernoulli_exp_minus_one(exact, true)) << k;
   EXPECT_EQ(fast.next_u64(), exact.next_u64());
@@ -217,19 +240,22 @@ TEST(DiscreteGaussian, ExactBernoulliHasTheRightRate) {
 // where a wrong tail or a wrong Bernoulli rate shows (Dvoretzky-Kiefer-Wolfowitz: P[D >
 // sqrt(ln(2/a) / (2 n))] <= a; a = 1e-4, n = 400,000 gives 0.00348).
 TEST(DiscreteGaussian, SmallVarianceCdfIsTheExactOne) {
-  for (std::uint64_t s2 : {2ULL, 50ULL}) {
-    const Pmf pmf(static_cast<double>(s2));
-    const auto xs = draws(s2, 400000, 20 + s2);
-    std::map<std::int64_t, std::size_t> counts;
-    for (auto x : xs) ++counts[x];
-    double cdf = 0, ecdf = 0, worst = 0;
-    for (std::int64_t k = -pmf.radius; k <= pmf.radius; ++k) {
-      cdf += pmf.p[static_cast<std::size_t>(k + pmf.radius)];
-      const auto it = counts.find(k);
-      if (it != counts.end()) ecdf += static_cast<double>(it->second) / static_cast<double>(xs.size());
-      worst = std::max(worst, std::abs(cdf - ecdf));
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "one at a time");
+    for (std::uint64_t s2 : {2ULL, 50ULL}) {
+      const Pmf pmf(static_cast<double>(s2));
+      const auto xs = draws(s2, 400000, 20 + s2, batched);
+      std::map<std::int64_t, std::size_t> counts;
+      for (auto x : xs) ++counts[x];
+      double cdf = 0, ecdf = 0, worst = 0;
+      for (std::int64_t k = -pmf.radius; k <= pmf.radius; ++k) {
+        cdf += pmf.p[static_cast<std::size_t>(k + pmf.radius)];
+        const auto it = counts.find(k);
+        if (it != counts.end()) ecdf += static_cast<double>(it->second) / static_cast<double>(xs.size());
+        worst = std::max(worst, std::abs(cdf - ecdf));
+      }
+      EXPECT_LT(worst, 0.00348) << "s2 " << s2;
     }
-    EXPECT_LT(worst, 0.00348) << "s2 " << s2;
   }
 }
 

@@ -65,6 +65,10 @@ constexpr std::size_t noise_chunks(std::size_t n) { return (n + kNoiseChunk - 1)
 // 24): a run recorded by an earlier version replays its steps with different (equally
 // distributed) noise; within a version replays are bit-identical.
 std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance);
+// `count` independent draws into out[0..count), by the same algorithm run stage by stage
+// over batches of proposals (faster; reads the stream in a different order than `count`
+// single draws, so the values differ). The noise chunks use this one.
+void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::int64_t* out, std::size_t count);
 
 // grid_sum[i] += Y_i, Y ~ N_Z(0, variance)^n, from the keystream of (key, noise, step).
 // grid_sum holds integers (as doubles); the result stays integer-valued. Chunks run on

@@ -224,7 +224,7 @@ std::uint64_t isqrt(std::uint64_t v) {
 // The Laplace scale t of CKS20 Algorithm 3 and its split t = T 2^m, T <= 64 (below).
 struct LaplaceScale {
   std::uint64_t t = 1, high = 1;  // t = high << low_bits
-  int low_bits = 0;
+  int low_bits = 0, high_bits = 1;  // high <= 2^high_bits
   double inv_t = 1, inv_high = 1;
 };
 
@@ -239,6 +239,7 @@ LaplaceScale laplace_scale(std::uint64_t variance) {
   while ((t0 >> s.low_bits) > 64) ++s.low_bits;
   s.high = ((t0 - 1) >> s.low_bits) + 1;  // ceil(t0 / 2^m) <= 64
   s.t = s.high << s.low_bits;
+  while ((std::uint64_t{1} << s.high_bits) < s.high) ++s.high_bits;
   s.inv_t = 1.0 / static_cast<double>(s.t);
   s.inv_high = 1.0 / static_cast<double>(s.high);
   return s;
@@ -379,11 +380,14 @@ void sample_batch(SecureStream& rng, const GaussianParams& g, std::int64_t* out,
   while (count > 0) {
     // Proposals for this round: about count / 0.76 (Algorithm 3 accepts 76% at t ~ sigma).
     const std::size_t m = std::min(kBatch, count + count / 3 + 4);
-    // H (see sample_discrete_laplace).
+    // H (see sample_discrete_laplace): a draw of high_bits bits is a uniform below T when it
+    // is below T (else it is rejected, as below() would, but without a branch).
     for (std::size_t k = 0; k < m;) {
-      const std::uint64_t c = rng.below(s.high);
-      h[k] = c;
-      k += bernoulli_exp_minus_le1(rng, c, s.high, static_cast<double>(c) * s.inv_high);
+      const std::uint64_t c = rng.bits(s.high_bits);
+      const std::uint64_t inside = c < s.high, h_try = inside != 0 ? c : 0;
+      h[k] = h_try;
+      k += inside & static_cast<std::uint64_t>(
+                        bernoulli_exp_minus_le1(rng, h_try, s.high, static_cast<double>(h_try) * s.inv_high));
     }
     // L: accepted 97% and more, a well-predicted loop.
     for (std::size_t k = 0; k < m; ++k) {
@@ -408,24 +412,27 @@ void sample_batch(SecureStream& rng, const GaussianParams& g, std::int64_t* out,
       laplace += 1 - (negative & static_cast<std::uint64_t>(x == 0));
     }
     // Algorithm 3's acceptance exp(-(|Y| t - sigma^2)^2 / (2 sigma^2 t^2)), as in sample():
-    // floor(x) Bernoulli(exp(-1)) coins (two always drawn, more only past x = 3, where a loop
-    // draws them) and one for the fractional part; all are drawn (no early exit), which reads
-    // more bits but leaves the product of independent coins the same.
+    // floor(x) Bernoulli(exp(-1)) coins and one for the fractional part, which is drawn even
+    // when a coin failed (more bits read, the same product of independent coins).
     std::size_t kept = 0;
     for (std::size_t k = 0; k < laplace && kept < count; ++k) {
-      const u128 ay = static_cast<u128>(y[k] < 0 ? -static_cast<u128>(y[k]) : static_cast<u128>(y[k]));
-      const u128 yt = ay * t;
+      // |y| < 2^63 and t < 2^30: 64 x 64-bit products.
+      const auto ay = static_cast<std::uint64_t>(y[k] < 0 ? -y[k] : y[k]);
+      const u128 yt = static_cast<u128>(ay) * t;
       const u128 diff = yt >= variance ? yt - variance : variance - yt;
       if ((diff >> 63) != 0) continue;  // exp(-256) at most, see sample()
-      const u128 n = diff * diff;
-      const auto diff_double = static_cast<double>(static_cast<std::uint64_t>(diff));
+      const auto diff64 = static_cast<std::uint64_t>(diff);
+      const u128 n = static_cast<u128>(diff64) * diff64;
+      const auto diff_double = static_cast<double>(diff64);
       const double estimate = diff_double * diff_double * g.inv_d;
       u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
       while (whole > 0 && whole * d > n) --whole;
       while ((whole + 1) * d <= n) ++whole;
-      const unsigned c1 = bernoulli_exp_minus_one(rng), c2 = bernoulli_exp_minus_one(rng);
-      unsigned accept = (whole < 1 || c1) & (whole < 2 || c2);
-      for (u128 i = 2; i < whole && accept; ++i) accept = bernoulli_exp_minus_one(rng);
+      // floor(x) = 0 for 91% of the proposals (x >= 1 needs |y| beyond 2.4 sigma): a
+      // well-predicted branch; past it the coins stop at the first failure, as in sample().
+      unsigned accept = 1;
+      if (whole != 0)
+        for (u128 i = 0; i < whole && accept; ++i) accept = bernoulli_exp_minus_one(rng);
       const u128 rest = n - whole * d;
       accept &= static_cast<unsigned>(bernoulli_exp_minus_le1(rng, rest, d, to_double(rest) * g.inv_d));
       out[kept] = y[k];

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,25 @@ constexpr double kGridSteps = 0x1.fp25;
 constexpr int kDigitBits = 16;
 constexpr double kDigitScale = 0x1.0p16;  // 2^kDigitBits
 
-// A 128-bit integer to double within 3 2^-53 relative (two rounded 64-bit conversions and a
-// rounded sum), inline: libgcc's exact conversion was a fifth of the sampler's time.
+// Unsigned integers to double through signed conversions (one instruction each; the
+// unsigned 64-bit conversion branches on the top bit, a coin flip for random values).
+// Below 2^63: exact rounding (2^-53 relative).
+inline double small_to_double(std::uint64_t v) { return static_cast<double>(static_cast<std::int64_t>(v)); }
+
+// A 128-bit integer to double within 2 2^-53 relative: the top 63 bits rounded (2^-53), the
+// rest truncated (below 2^-62), times an exact power of two. Inline: libgcc's exact
+// conversion was a fifth of the sampler's time.
 inline double to_double(u128 v) {
-  const auto hi = static_cast<std::uint64_t>(v >> 64), lo = static_cast<std::uint64_t>(v);
-  return hi == 0 ? static_cast<double>(lo) : static_cast<double>(hi) * 0x1.0p64 + static_cast<double>(lo);
+  const auto hi = static_cast<std::uint64_t>(v >> 64);
+  if (hi == 0) {
+    const auto lo = static_cast<std::uint64_t>(v);
+    return small_to_double(lo >> 1) * 2.0 + small_to_double(lo & 1);
+  }
+  const int shift = 65 - __builtin_clzll(hi);  // v >> shift < 2^63
+  const std::uint64_t scale_bits = static_cast<std::uint64_t>(1023 + shift) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);  // 2^shift
+  return small_to_double(static_cast<std::uint64_t>(v >> shift)) * scale;
 }
 
 // Unsigned big integers (little-endian 32-bit limbs), for the exact path only.
@@ -144,7 +159,7 @@ constexpr double kEps = 0x1.0p-40;
 
 // The comparisons term by term, for the draws the first four terms leave open (below).
 __attribute__((noinline)) bool exp_minus_le1_loop(SecureStream& rng, std::uint64_t w, u128 n, u128 d, double x) {
-  const double lo = static_cast<double>(w), hi = lo + 1.0;  // the cell, in units of 2^-b
+  const double lo = small_to_double(w), hi = lo + 1.0;  // the cell, in units of 2^-b
   double tau = x * kDigitScale;                               // tau_k in units of 2^-b
   for (int k = 1; k <= kFastTerms; ++k) {
     if (tau * (1 + kEps) <= lo) return (k & 1) != 0;  // U >= tau_k for sure: K = k
@@ -161,7 +176,7 @@ __attribute__((noinline)) bool exp_minus_le1_loop(SecureStream& rng, std::uint64
 // Otherwise (probability about x^4 / 24 + 2^-14) the term-by-term loop decides.
 inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d, double x) {
   const auto w = rng.bits(kDigitBits);
-  const double lo = static_cast<double>(w), hi = lo + 1.0;
+  const double lo = small_to_double(w), hi = lo + 1.0;
   const double t1 = x * kDigitScale, t2 = t1 * x * kInv[2], t3 = t2 * x * kInv[3], t4 = t3 * x * kInv[4];
   // below_k: U < tau_k for sure; above_k: U >= tau_k for sure (tau_k decreases, and so do the
   // rounded t_k: above_1 implies above_2 ...).
@@ -259,9 +274,9 @@ std::int64_t sample_discrete_laplace(SecureStream& rng, const LaplaceScale& s) {
     // x = h / T and l / t: integers below 2^53 times a rounded reciprocal, within 2^-52 of
     // the ratio, inside the fast path's allowance.
     do h = rng.below(s.high);
-    while (!bernoulli_exp_minus_le1(rng, h, s.high, static_cast<double>(h) * s.inv_high));
+    while (!bernoulli_exp_minus_le1(rng, h, s.high, small_to_double(h) * s.inv_high));
     do l = s.low_bits == 0 ? 0 : rng.bits(s.low_bits);
-    while (!bernoulli_exp_minus_le1(rng, l, s.t, static_cast<double>(l) * s.inv_t));
+    while (!bernoulli_exp_minus_le1(rng, l, s.t, small_to_double(l) * s.inv_t));
     std::uint64_t v = 0;
     while (bernoulli_exp_minus_one(rng)) ++v;
     const std::uint64_t x = (h << s.low_bits) + l + s.t * v;
@@ -345,7 +360,7 @@ std::int64_t sample(SecureStream& rng, const GaussianParams& g) {
     // floor(n/d) from a double estimate corrected in exact integers (no 128-bit division).
     // Far tails (estimate >= 2^50, only at small variances) take the exact division.
     const u128 n = diff * diff;
-    const auto diff_double = static_cast<double>(static_cast<std::uint64_t>(diff));
+    const auto diff_double = small_to_double(static_cast<std::uint64_t>(diff));
     const double estimate = diff_double * diff_double * g.inv_d;
     u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
     while (whole > 0 && whole * d > n) --whole;
@@ -387,13 +402,13 @@ void sample_batch(SecureStream& rng, const GaussianParams& g, std::int64_t* out,
       const std::uint64_t inside = c < s.high, h_try = inside != 0 ? c : 0;
       h[k] = h_try;
       k += inside & static_cast<std::uint64_t>(
-                        bernoulli_exp_minus_le1(rng, h_try, s.high, static_cast<double>(h_try) * s.inv_high));
+                        bernoulli_exp_minus_le1(rng, h_try, s.high, small_to_double(h_try) * s.inv_high));
     }
     // L: accepted 97% and more, a well-predicted loop.
     for (std::size_t k = 0; k < m; ++k) {
       std::uint64_t l;
       do l = s.low_bits == 0 ? 0 : rng.bits(s.low_bits);
-      while (!bernoulli_exp_minus_le1(rng, l, t, static_cast<double>(l) * s.inv_t));
+      while (!bernoulli_exp_minus_le1(rng, l, t, small_to_double(l) * s.inv_t));
       low[k] = l;
     }
     // V: run lengths of Bernoulli(exp(-1)) successes, one value per failure.
@@ -423,7 +438,7 @@ void sample_batch(SecureStream& rng, const GaussianParams& g, std::int64_t* out,
       if ((diff >> 63) != 0) continue;  // exp(-256) at most, see sample()
       const auto diff64 = static_cast<std::uint64_t>(diff);
       const u128 n = static_cast<u128>(diff64) * diff64;
-      const auto diff_double = static_cast<double>(diff64);
+      const auto diff_double = small_to_double(diff64);
       const double estimate = diff_double * diff_double * g.inv_d;
       u128 whole = estimate < 0x1.0p50 ? static_cast<std::uint64_t>(estimate) : n / d;
       while (whole > 0 && whole * d > n) --whole;

@@ -1,6 +1,7 @@
 // Exact discrete Gaussian noise (see noise.h). The three algorithms are those of Canonne,
-// Kamath & Steinke 2020 (arXiv:2004.00010, Section 5, "Sampling"), in 128-bit integer
-// arithmetic: no floating point decides any random outcome.
+// Kamath & Steinke 2020 (arXiv:2004.00010, Section 5, "Sampling"). Every random outcome is
+// the one exact integer arithmetic gives: floating point only finds it faster when a wide
+// margin makes it certain (Bernoulli(exp(-x)) below).
 #include "dpgnn/train/noise.h"
 
 #include <ATen/Parallel.h>
@@ -37,7 +38,8 @@ constexpr double kGridSteps = 0x1.fp25;
 // over to the exact path whenever the margin does not decide (probability ~2^-15 per draw). The
 // outcome and the number of digits read are the exact path's in every case, whatever the
 // floating-point unit does: only the speed depends on it.
-// Before (one uniform below d K per coin, 128-bit divisions) this cost several times more.
+// Before issue 24 each coin was a uniform below d K (up to 105 bits) compared with n, with
+// 128-bit divisions: the sampler ran at half today's speed (docs/benchmarks.md).
 
 constexpr int kDigitBits = 16;
 constexpr double kDigitScale = 0x1.0p16;  // 2^kDigitBits
@@ -127,8 +129,8 @@ int compare(const Big& a, const Big& b) {
 
 // Bernoulli(exp(-n/d)), n <= d, d >= 1, by the comparisons above in exact arithmetic, given
 // U's first digit `first` (already read from rng); reads further digits only while the cell
-// straddles a threshold. Terminates with probability 1 (each digit straddles with
-// probability <= 2^-(b-1)).
+// straddles a threshold. Terminates with probability 1 (a further digit is needed with
+// probability about 2^-b per threshold in play).
 __attribute__((noinline)) bool exact_exp_minus(SecureStream& rng, std::uint64_t first, u128 n, u128 d) {
   const Big N(n), D(d);
   Big c(first), p = N, q = D;  // tau_k = p / q
@@ -150,7 +152,9 @@ __attribute__((noinline)) bool exact_exp_minus(SecureStream& rng, std::uint64_t 
 // 1 / k as doubles, for tau_{k} = tau_{k-1} x / k.
 constexpr double kInv[] = {0, 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9,
                            1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17};
-constexpr int kFastTerms = 16;  // x <= 1, U >= 2^-b unless the digit is 0: tau_13 < 2^-32 ends it, 9 terms for b = 16
+// Terms the loop tries before the exact path: for a nonzero digit (U >= 2^-16) and x <= 1,
+// tau_9 = x^9 / 9! < 2^-18 is certainly below U, so 16 is plenty.
+constexpr int kFastTerms = 16;
 // Relative error bound used by the fast path. Its true error: x within 8 2^-53 (n and d
 // converted by to_double, 3 2^-53 each, and one division), then per term one product and one
 // rounded 1/k (3 2^-53 each): below 8 2^-53 + 16 * 6 2^-53 < 2^-46 for 16 terms; 2^-40
@@ -247,7 +251,8 @@ struct LaplaceScale {
 // proposal times the acceptance is exp(-|y|/t - (|y| - sigma^2/t)^2 / (2 sigma^2)) =
 // exp(-y^2 / (2 sigma^2) - sigma^2 / (2 t^2)), proportional to the target whatever t is),
 // and the acceptance rate varies slowly around t = sigma (relative change < 0.1% for t 3%
-// larger). Rounding t up to T 2^m with 32 <= T <= 64 lets the Laplace split its uniform.
+// larger). Rounding t up to T 2^m (m the least with ceil(t / 2^m) <= 64, so 33 <= T <= 64
+// when m > 0, t at most 3% larger) lets the Laplace split its uniform.
 LaplaceScale laplace_scale(std::uint64_t variance) {
   LaplaceScale s;
   const std::uint64_t t0 = isqrt(variance) + 1;
@@ -285,7 +290,6 @@ std::int64_t sample_discrete_laplace(SecureStream& rng, const LaplaceScale& s) {
     return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
   }
 }
-
 
 }  // namespace
 

@@ -8,8 +8,8 @@
 //   rank 0 adds Y ~ N_Z(0, s2)^P, the discrete Gaussian of Canonne, Kamath & Steinke
 //   ("The Discrete Gaussian for Differential Privacy", NeurIPS 2020; CKS20), drawn exactly
 //   by their Algorithm 3 (discrete Laplace rejection, Algorithm 2, with Bernoulli(exp(-x))
-//   of Algorithm 1, all in integer arithmetic) from the XChaCha20 keystream of the noise
-//   secret (util/secure_rng.h);
+//   of Algorithm 1; every outcome the one exact integer arithmetic gives, noise.cpp) from
+//   the XChaCha20 keystream of the noise secret (util/secure_rng.h);
 //   the all-reduce sums integers held in doubles (exact below 2^53), and the gradient is
 //   gamma * (sum_r k_r + Y), a post-processing of the integer vector.
 // Privacy (CKS20 Theorem 4 per coordinate: an integer shift mu against N_Z(0, s2) costs
@@ -27,7 +27,8 @@
 // The noise of step t is a pure function of (noise secret, t) - chunks of kNoiseChunk
 // coordinates each read their own keystream (substream = chunk index), drawn in parallel -
 // so a resumed run replays the steps after its last checkpoint with exactly the noise they
-// had, and the number of threads changes nothing.
+// had, and the number of threads changes nothing. NoisePrefetcher (noise_prefetch.h) draws
+// the same vectors ahead of time.
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include "dpgnn/train/noise.h"
 
 #include <ATen/Parallel.h>
+#include <emmintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -181,15 +182,24 @@ __attribute__((noinline)) bool exp_minus_le1_loop(SecureStream& rng, std::uint64
 inline __attribute__((always_inline)) bool decide_exp_minus_le1(SecureStream& rng, std::uint64_t w, u128 n, u128 d,
                                                                 double x) {
   const double lo = small_to_double(w), hi = lo + 1.0;
-  const double t1 = x * kDigitScale, t2 = t1 * x * kInv[2], t3 = t2 * x * kInv[3], t4 = t3 * x * kInv[4];
-  // below_k: U < tau_k for sure; above_k: U >= tau_k for sure (tau_k decreases, and so do the
-  // rounded t_k: above_1 implies above_2 ...).
-  const int below1 = t1 * (1 - kEps) >= hi, below2 = t2 * (1 - kEps) >= hi, below3 = t3 * (1 - kEps) >= hi;
-  const int above1 = t1 * (1 + kEps) <= lo, above2 = t2 * (1 + kEps) <= lo, above3 = t3 * (1 + kEps) <= lo,
-            above4 = t4 * (1 + kEps) <= lo;
-  const int certain = (below1 | above1) & (below2 | above2) & (below3 | above3) & above4;
+  // tau_1..tau_4 times 2^b, two to an SSE2 register: [x, x^2 / 2] and [x^3 / 6, x^4 / 24]
+  // (each at most four roundings and a rounded constant: far inside kEps).
+  const double x2 = x * x;
+  const __m128d t12 = _mm_mul_pd(_mm_set_pd(x2, x), _mm_set_pd(kDigitScale / 2, kDigitScale));
+  const __m128d t34 =
+      _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(x2), _mm_set_pd(x2, x)), _mm_set_pd(kDigitScale / 24, kDigitScale / 6));
+  const __m128d shrink = _mm_set1_pd(1 - kEps), grow = _mm_set1_pd(1 + kEps);
+  const __m128d vhi = _mm_set1_pd(hi), vlo = _mm_set1_pd(lo);
+  // bit k-1: U < tau_k for sure (below) / U >= tau_k for sure (above).
+  const int below = _mm_movemask_pd(_mm_cmpge_pd(_mm_mul_pd(t12, shrink), vhi)) |
+                    (_mm_movemask_pd(_mm_cmpge_pd(_mm_mul_pd(t34, shrink), vhi)) << 2);
+  const int above = _mm_movemask_pd(_mm_cmple_pd(_mm_mul_pd(t12, grow), vlo)) |
+                    (_mm_movemask_pd(_mm_cmple_pd(_mm_mul_pd(t34, grow), vlo)) << 2);
+  // Certain when each of tau_1..tau_3 is decided and U >= tau_4: K - 1 = below's bit count
+  // (certain decisions are right, and U < tau_k implies U < tau_{k-1}, so below is a prefix).
+  const int certain = (((below | above) & 7) == 7) & ((above >> 3) & 1);
   if (__builtin_expect(certain == 0, 0)) return exp_minus_le1_loop(rng, w, n, d, x);
-  return ((below1 + below2 + below3) & 1) == 0;  // K = 1 + below1 + below2 + below3 is odd
+  return (__builtin_popcount(static_cast<unsigned>(below & 7)) & 1) == 0;
 }
 
 inline __attribute__((always_inline)) bool bernoulli_exp_minus_le1(SecureStream& rng, u128 n, u128 d, double x) {

@@ -5,7 +5,9 @@
 #include "dpgnn/train/noise.h"
 
 #include <ATen/Parallel.h>
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -182,6 +184,7 @@ __attribute__((noinline)) bool exp_minus_le1_loop(SecureStream& rng, std::uint64
 inline __attribute__((always_inline)) bool decide_exp_minus_le1(SecureStream& rng, std::uint64_t w, u128 n, u128 d,
                                                                 double x) {
   const double lo = small_to_double(w), hi = lo + 1.0;
+#if defined(__SSE2__)
   // tau_1..tau_4 times 2^b, two to an SSE2 register: [x, x^2 / 2] and [x^3 / 6, x^4 / 24]
   // (each at most four roundings and a rounded constant: far inside kEps).
   const double x2 = x * x;
@@ -198,6 +201,17 @@ inline __attribute__((always_inline)) bool decide_exp_minus_le1(SecureStream& rn
   // Certain when each of tau_1..tau_3 is decided and U >= tau_4: K - 1 = below's bit count
   // (certain decisions are right, and U < tau_k implies U < tau_{k-1}, so below is a prefix).
   const int certain = (((below | above) & 7) == 7) & ((above >> 3) & 1);
+#else
+  const double x2 = x * x;
+  const double t[4] = {x * kDigitScale, x2 * (kDigitScale / 2), x2 * (x * (kDigitScale / 6)),
+                       x2 * (x2 * (kDigitScale / 24))};
+  int below = 0, above = 0;
+  for (int k = 0; k < 4; ++k) {
+    below |= static_cast<int>(t[k] * (1 - kEps) >= hi) << k;
+    above |= static_cast<int>(t[k] * (1 + kEps) <= lo) << k;
+  }
+  const int certain = (((below | above) & 7) == 7) & ((above >> 3) & 1);
+#endif
   if (__builtin_expect(certain == 0, 0)) return exp_minus_le1_loop(rng, w, n, d, x);
   return (__builtin_popcount(static_cast<unsigned>(below & 7)) & 1) == 0;
 }

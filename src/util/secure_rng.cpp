@@ -138,41 +138,28 @@ SecureStream::SecureStream(const Secret& key, StreamPurpose purpose, std::uint64
   ensure_sodium();
   static_assert(crypto_stream_xchacha20_KEYBYTES == kSecretBytes, "XChaCha20 key size");
   static_assert(crypto_stream_xchacha20_NONCEBYTES == 24, "XChaCha20 nonce size");
-  key_ = key.bytes;
   put_le64(nonce_.data(), static_cast<std::uint64_t>(purpose));
   put_le64(nonce_.data() + 8, step);
   put_le64(nonce_.data() + 16, substream);
+  // What crypto_stream_xchacha20_xor_ic does on every call (libsodium's xchacha20 stream).
+  static_assert(crypto_core_hchacha20_OUTPUTBYTES == kSecretBytes, "HChaCha20 output size");
+  crypto_core_hchacha20(subkey_.data(), nonce_.data(), key.bytes.data(), nullptr);
 }
 
 SecureStream::~SecureStream() {
-  sodium_memzero(key_.data(), key_.size());
+  sodium_memzero(subkey_.data(), subkey_.size());
   sodium_memzero(buf_.data(), sizeof(buf_));
 }
 
 void SecureStream::refill() {
-  // The keystream itself: XChaCha20 of zeros from block counter block_.
+  // The keystream itself: XChaCha20 of zeros from block counter block_ (ChaCha20 with the
+  // 64-bit nonce nonce_[16:24] under the HChaCha20 subkey; SecureRng.StreamIsTheXChaCha20KeystreamForTheNonce
+  // checks it against libsodium's one-shot XChaCha20).
   static const std::array<std::uint8_t, kWords * 8> kZeros{};
   std::uint8_t* out = reinterpret_cast<std::uint8_t*>(buf_.data());
-  crypto_stream_xchacha20_xor_ic(out, kZeros.data(), kZeros.size(), nonce_.data(), block_, key_.data());
+  crypto_stream_chacha20_xor_ic(out, kZeros.data(), kZeros.size(), nonce_.data() + 16, block_, subkey_.data());
   block_ += kWords * 8 / 64;
   pos_ = 0;
-}
-
-std::uint64_t SecureStream::next_u64() {
-  if (pos_ == kWords) refill();
-  return buf_[pos_++];
-}
-
-std::uint64_t SecureStream::bits(int b) {
-  if (b >= 64) return next_u64();
-  if (reservoir_bits_ < b) {
-    reservoir_ = next_u64();
-    reservoir_bits_ = 64;
-  }
-  const std::uint64_t v = reservoir_ & ((std::uint64_t{1} << b) - 1);
-  reservoir_ >>= b;
-  reservoir_bits_ -= b;
-  return v;
 }
 
 std::uint64_t SecureStream::below(std::uint64_t n) {

@@ -8,8 +8,8 @@
 //   rank 0 adds Y ~ N_Z(0, s2)^P, the discrete Gaussian of Canonne, Kamath & Steinke
 //   ("The Discrete Gaussian for Differential Privacy", NeurIPS 2020; CKS20), drawn exactly
 //   by their Algorithm 3 (discrete Laplace rejection, Algorithm 2, with Bernoulli(exp(-x))
-//   of Algorithm 1, all in integer arithmetic) from the XChaCha20 keystream of the noise
-//   secret (util/secure_rng.h);
+//   of Algorithm 1; every outcome the one exact integer arithmetic gives, noise.cpp) from
+//   the XChaCha20 keystream of the noise secret (util/secure_rng.h);
 //   the all-reduce sums integers held in doubles (exact below 2^53), and the gradient is
 //   gamma * (sum_r k_r + Y), a post-processing of the integer vector.
 // Privacy (CKS20 Theorem 4 per coordinate: an integer shift mu against N_Z(0, s2) costs
@@ -27,7 +27,8 @@
 // The noise of step t is a pure function of (noise secret, t) - chunks of kNoiseChunk
 // coordinates each read their own keystream (substream = chunk index), drawn in parallel -
 // so a resumed run replays the steps after its last checkpoint with exactly the noise they
-// had, and the number of threads changes nothing.
+// had, and the number of threads changes nothing. NoisePrefetcher (noise_prefetch.h) draws
+// the same vectors ahead of time.
 #pragma once
 
 #include <cstddef>
@@ -58,13 +59,38 @@ NoiseGrid make_noise_grid(double sigma, double sensitivity, std::int64_t num_par
 void check_exact_grid_sum(const NoiseGrid& grid, double clip, std::int64_t batch_size);
 
 constexpr std::size_t kNoiseChunk = 1 << 16;
+constexpr std::size_t noise_chunks(std::size_t n) { return (n + kNoiseChunk - 1) / kNoiseChunk; }
 
 // One draw of N_Z(0, variance) (CKS20 Algorithm 3) from `rng`. variance in [1, 2^58].
+// The draws for a given stream changed with the faster Bernoulli(exp(-x)) of 2026-11 (issue
+// 24): a run recorded by an earlier version replays its steps with different (equally
+// distributed) noise; within a version replays are bit-identical.
 std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance);
+// `count` independent draws into out[0..count), by the same algorithm run stage by stage
+// over batches of proposals (faster; reads the stream in a different order than `count`
+// single draws, so the values differ). The noise chunks use this one.
+void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::int64_t* out, std::size_t count);
 
 // grid_sum[i] += Y_i, Y ~ N_Z(0, variance)^n, from the keystream of (key, noise, step).
-// grid_sum holds integers (as doubles); the result stays integer-valued.
+// grid_sum holds integers (as doubles); the result stays integer-valued. Chunks run on
+// at::parallel_for (the caller's LibTorch threads); train/noise_prefetch.h draws the same
+// noise on threads of its own, ahead of time.
 void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                  std::uint64_t step);
+
+namespace detail {
+// The sampler's building blocks, for tests: Bernoulli(exp(-n/d)) for 0 <= n <= d, d >= 1,
+// and Bernoulli(exp(-1)), each decided by one lazily drawn uniform (noise.cpp). With
+// `exact_only` the floating-point fast path is skipped; both must read the same bits and
+// give the same answers.
+bool bernoulli_exp_minus(SecureStream& rng, unsigned __int128 n, unsigned __int128 d, bool exact_only);
+bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only);
+}  // namespace detail
+
+// The same for the coordinates of chunk `chunk` only, [chunk kNoiseChunk, min(n, (chunk + 1)
+// kNoiseChunk)), from its own substream: any split of the chunks over threads gives the same
+// vector.
+void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
+                                       std::uint64_t step, std::size_t chunk);
 
 }  // namespace dpgnn::train

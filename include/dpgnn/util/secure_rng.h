@@ -68,11 +68,26 @@ class SecureStream {
   SecureStream(const SecureStream&) = delete;
   SecureStream& operator=(const SecureStream&) = delete;
 
-  std::uint64_t next_u64();
+  // Inline: the exact discrete Gaussian (train/noise.cpp) draws a dozen small values per
+  // sample, where an out-of-line call per draw cost as much as the keystream itself.
+  std::uint64_t next_u64() {
+    if (pos_ == kWords) refill();
+    return buf_[pos_++];
+  }
   // b uniform random bits, 1 <= b <= 64, taken from a 64-bit reservoir refilled from the
   // stream (leftover bits are dropped when a request does not fit): small draws, such as the
   // Bernoulli coins of the discrete Gaussian, then cost a few bits instead of a word.
-  std::uint64_t bits(int b);
+  std::uint64_t bits(int b) {
+    if (b >= 64) return next_u64();
+    if (reservoir_bits_ < b) {
+      reservoir_ = next_u64();
+      reservoir_bits_ = 64;
+    }
+    const std::uint64_t v = reservoir_ & ((std::uint64_t{1} << b) - 1);
+    reservoir_ >>= b;
+    reservoir_bits_ -= b;
+    return v;
+  }
   // Uniform in [0, n), unbiased (rejection on the smallest covering power of two); 0 if n <= 1.
   std::uint64_t below(std::uint64_t n);
   __extension__ typedef unsigned __int128 u128;
@@ -84,7 +99,10 @@ class SecureStream {
  private:
   void refill();
   static constexpr std::size_t kWords = 512;  // 4 KiB of keystream per refill (64 ChaCha blocks)
-  std::array<std::uint8_t, kSecretBytes> key_{};
+  // XChaCha20 = ChaCha20 keyed by HChaCha20(key, nonce[0:16]) with nonce[16:24]
+  // (draft-irtf-cfrg-xchacha-03 section 2.3): the subkey is derived once here instead of
+  // once per refill (a fifth of the keystream's cost); the bytes are the same.
+  std::array<std::uint8_t, kSecretBytes> subkey_{};
   std::array<std::uint8_t, 24> nonce_{};
   std::uint64_t block_ = 0;
   std::array<std::uint64_t, kWords> buf_{};

@@ -123,7 +123,7 @@ sbatch --chdir says otherwise). See docs/cluster.md."
     DPGNN_MODE=resume
     DPGNN_TRAIN_ARGS+=(--resume)
     local recorded=0
-    [ ! -f "$DPGNN_RUN_DIR/ledger.jsonl" ] || recorded=$(wc -l <"$DPGNN_RUN_DIR/ledger.jsonl")
+    [ ! -f "$DPGNN_RUN_DIR/ledger.jsonl" ] || recorded=$(grep -c '"step":' "$DPGNN_RUN_DIR/ledger.jsonl" || true)
     dpgnn_log "an earlier attempt left $DPGNN_RUN_DIR ($recorded step(s) in its ledger): resuming it from its last checkpoint"
   else
     DPGNN_MODE=fresh

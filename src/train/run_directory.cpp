@@ -230,7 +230,7 @@ RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& proven
   }
   // ---- the config and the data
   if (now.config_text != binding_.config_text)
-    refuse(paths_, "the config differs from the run's bound config (" +
+    refuse(paths_, "a different config than the one the run is bound to (" +
                        first_config_difference(binding_.config_text, now.config_text) +
                        "); resume with `dpgnn train --resume --out " + paths_.dir.string() + "` alone");
   if (fs::exists(paths_.config()) && read_text_file(paths_.config()) != binding_.config_text)

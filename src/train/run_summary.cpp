@@ -173,7 +173,8 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
     if (priv) j["noise_std_effective"] = plan.grid().sigma_effective;
     write_text_file(paths_.summary(), j.dump(2) + "\n");
     // The end record: from here a resume says the run is finished and does nothing.
-    plan.record_end({{"steps", s.steps}, {"stopped_by", s.stopped_by}, {"epsilon", s.epsilon}, {"ended", prov["ended"]}});
+    // (no time in it: two pinned runs of one config write the same ledger; summary.json has the times)
+    plan.record_end({{"steps", s.steps}, {"stopped_by", s.stopped_by}, {"epsilon", s.epsilon}});
     if (priv) remove_secret_files(paths_.dir);  // nothing left to replay
     if (!cfg_.train.keep_checkpoint) fs::remove(paths_.checkpoint());
     spdlog::info("done: {} steps (stopped by {}), test {} {:.4f}{}, private: {}, {:.1f} s ({:.2f} steps/s); results in {}",

@@ -11,6 +11,7 @@
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/sampling/batch.h"
 #include "dpgnn/train/noise.h"
+#include "dpgnn/train/noise_prefetch.h"
 #include "dpgnn/util/log.h"
 #include "fault_points.h"
 #include "privacy_plan.h"
@@ -119,6 +120,14 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(net.flatten().device());
   at::Tensor buffer = torch::zeros({P + 4}, f64);
   at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(net.flatten().device()));
+  // Rank 0 draws step t + 1's noise on spare cores while step t is computed (the noise depends
+  // only on the secret, the step and the variance: noise_prefetch.h); bit-identical to drawing it
+  // in the step.
+  std::unique_ptr<NoisePrefetcher> noise;
+  if (priv && rank == 0 && stop == 0.0) {
+    noise = std::make_unique<NoisePrefetcher>(ctx.secrets.noise, static_cast<std::size_t>(P), ctx.noise_threads);
+    noise->request(static_cast<std::uint64_t>(start_step), ctx.plan.grid().variance);
+  }
   const auto loop_start = Clock::now();
   auto last_progress = loop_start;
   while (stop == 0.0) {
@@ -147,8 +156,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       grid_sum.copy_(grad.to(torch::kFloat64).div_(ctx.plan.grid().gamma).round_());  // this rank's k_r
       if (rank == 0) {
         at::Tensor host = grid_sum.to(torch::kCPU).contiguous();
-        add_discrete_gaussian_noise(host.data_ptr<double>(), static_cast<std::size_t>(P), ctx.plan.grid().variance,
-                                    ctx.secrets.noise, static_cast<std::uint64_t>(step));
+        noise->add_to(host.data_ptr<double>(), static_cast<std::uint64_t>(step), ctx.plan.grid().variance);
         grid_sum.copy_(host);
       }
     } else {
@@ -156,6 +164,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     }
     // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
     if (ctx.epochs.advance_to(step + 1)) ctx.plan.follow(ctx.epochs);
+    if (noise) noise->request(static_cast<std::uint64_t>(step) + 1, ctx.plan.grid().variance);
     if (rank == 0 && priv && stop_code == 0.0 && step + 1 >= ledger_steps && ctx.plan.next_step_exceeds())
       stop_code = kStopBudget;
     buffer[P] = loss_sum;

@@ -57,6 +57,7 @@ struct StepContext {
   const RunSecrets& secrets;
   const methods::PreRelease& release;
   bool progress = true;
+  int noise_threads = 1;  // rank 0's threads drawing the next step's noise
   std::function<void(std::int64_t completed)> evaluate;    // collective
   std::function<void(std::int64_t completed)> checkpoint;  // rank 0 writes
   std::function<void(const nlohmann::json&)> metrics;      // rank 0 appends a line

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -124,7 +125,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   normalize_feature_rows(shard.features.data(), shard.num_local(), meta.num_features, cfg.model.input_norm);
 
   // ---- compute set-up ------------------------------------------------------------------------
-  model::set_compute_threads(cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks));
+  const int threads = cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks);
+  model::set_compute_threads(threads);
   if (rank == 0) report_blas();
   const c10::Device device = pick_device(cfg, opt, rank, device_comm);
   if (rank == 0)
@@ -188,7 +190,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   // ---- the steps ---------------------------------------------------------------------------------
   RunOutputs out(cfg, dir.paths(), pf, meta.multilabel, comm);
-  StepContext ctx{cfg, comm, device_comm, shard, epochs, plan, state, start.secrets, release, opt.progress, {}, {}, {}};
+  // The noise is drawn on the cores the node's ranks leave free (at least one thread).
+  const int noise_threads = std::max(1, available_cores() / std::max(1, opt.local_ranks) - threads);
+  StepContext ctx{cfg, comm, device_comm, shard, epochs, plan, state, start.secrets, release, opt.progress,
+                  noise_threads, {}, {}, {}};
   ctx.evaluate = [&](std::int64_t completed) { out.evaluate(completed, state, evaluator, plan); };
   ctx.checkpoint = [&](std::int64_t completed) { out.checkpoint(completed, state); };
   ctx.metrics = [&](const nlohmann::json& line) { out.metrics(line); };

@@ -98,7 +98,7 @@ class SweepArrayTask(TempDirTest):
         run1 = os.path.join(self.sweep_dir, tasks[1][3])
         self.assertFalse(os.path.exists(os.path.join(run1, "summary.json")))
         with open(os.path.join(run1, "ledger.jsonl")) as f:
-            recorded = len(f.readlines())
+            recorded = sum('"step":' in line for line in f)
         self.assertTrue(7 <= recorded < 12, "the ledger keeps the steps before the kill, not all 12: %d" % recorded)
         with open(os.path.join(self.sweep_dir, "logs", "task-1.exit")) as f:
             self.assertNotEqual(f.read().strip(), "0")
@@ -113,7 +113,7 @@ class SweepArrayTask(TempDirTest):
         self.assertEqual(resumed["subgraphs"], uninterrupted["subgraphs"])
         self.assertAlmostEqual(resumed["epsilon"], uninterrupted["epsilon"], places=12)
         with open(os.path.join(run1, "ledger.jsonl")) as f:
-            self.assertEqual(len(f.readlines()), 12, "no step is recorded twice")
+            self.assertEqual(sum('"step":' in line for line in f), 12, "no step is recorded twice")
 
     def test_a_task_id_outside_the_sweep_is_an_error(self):
         self.plan()

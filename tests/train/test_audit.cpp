@@ -71,6 +71,7 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   gcn.push_back("method=gcn");
   const AuditResult open = audit_in_process(base_config(gcn), tmp.file("gcn"), 2, n);
   EXPECT_FALSE(open.is_private);
+  EXPECT_FALSE(open.accounted);
   EXPECT_EQ(open.canaries, n);
   EXPECT_GT(open.included, 0);
   EXPECT_EQ(open.guesses, 40);
@@ -82,7 +83,9 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   drw.insert(drw.end(), {"method=drw", "privacy.target_epsilon=2"});
   drw.push_back("privacy.noise_seed=7");
   const AuditResult priv = audit_in_process(base_config(drw), tmp.file("drw"), 2, n);
-  EXPECT_TRUE(priv.is_private);
+  // A pinned noise seed: the epsilon is accounted (and checked) but the run is not private.
+  EXPECT_TRUE(priv.accounted);
+  EXPECT_FALSE(priv.is_private);
   EXPECT_GT(priv.epsilon, 0.0);
   EXPECT_LE(priv.epsilon, 2.0 + 1e-9);
   EXPECT_LE(priv.epsilon_lower_bound, priv.epsilon);

@@ -233,7 +233,8 @@ TEST(DparMethod, GraphSamplingRefusesMoreSourcesThanTheSampleButNeverStopsOnATop
   expect_refusal(cfg, tmp.file("gsbig"), "graph sample", "more sources than sampled nodes were accepted");
   // A top-K wider than the sample reports every sampled node (min(K, m') entries): whether it
   // fits depends on private APPR supports, so it must not stop the run (issue 21).
-  const Config k = dpar_config({"dpar.graph_sampling_rate=0.05", "dpar.appr_nodes=5", "dpar.top_k=25"});
+  const Config k = dpar_config({"dpar.graph_sampling_rate=0.05", "dpar.appr_nodes=5", "dpar.top_k=25",
+                                "train.batch_size=0"});
   EXPECT_NO_THROW(train_in_process(k, tmp.file("gsk"), 1));
 }
 

@@ -57,17 +57,20 @@ double DiscretePld::delta(double epsilon) const {
 
 double DiscretePld::epsilon(double target) const {
   if (infinity_mass >= target) return kInf;
-  // Walk down the grid: on [l_J, l_{J+1}) delta(eps) = A - e^eps B, where A (mass incl. +inf)
-  // and B (sum of m e^{-l}) run over the points above l_J.
-  double a = infinity_mass, b = 0.0;
+  // Walk down the grid: on [l_k, l_{k+1}) delta(eps) = A - e^{eps - l_k} C_k, with A the mass
+  // above l_k (incl. +inf) and C_k = sum_{j > k} m_j e^{l_k - l_j} <= A (kept relative to l_k
+  // so that e^{loss} never overflows for losses in the thousands).
+  const double e_h = std::exp(-h);
+  double a = infinity_mass, c = 0.0;
   for (std::size_t k = mass.size(); k-- > 0;) {
     const double l = static_cast<double>(offset + static_cast<std::int64_t>(k)) * h;
-    if (a - std::exp(l) * b >= target) return std::max(0.0, std::log((a - target) / b));
+    if (a - c >= target) return std::max(0.0, l + std::log((a - target) / c));
     a += mass[k];
-    b += mass[k] * std::exp(-l);
+    c = (c + mass[k]) * e_h;  // now relative to l_{k-1} = l_k - h
   }
   if (a <= target) return 0.0;
-  return std::max(0.0, std::log((a - target) / b));
+  const double l_below = static_cast<double>(offset - 1) * h;
+  return std::max(0.0, l_below + std::log((a - target) / c));
 }
 
 DiscretePld compose(const std::vector<std::pair<const DiscretePld*, std::int64_t>>& parts, double tail,

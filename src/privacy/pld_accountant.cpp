@@ -123,4 +123,31 @@ double pld_delta(const std::vector<AccountantEvent>& events, double epsilon, con
       [&](double mu) { return gdp_delta(mu, epsilon); });
 }
 
+std::optional<double> pld_epsilon_of_run(const std::vector<AccountantEvent>& events, double delta,
+                                         const std::optional<Subsample>& subsample) {
+  validate_delta(delta);
+  if (!has_pld(events)) return std::nullopt;
+  try {
+    if (!subsample) return pld_epsilon(events, delta);
+    const double q = subsample->rate();
+    if (!(delta / q < 1.0)) return std::nullopt;  // epsilon_of_run reports this case
+    const double inner = pld_epsilon(events, delta / q);
+    return std::isfinite(inner) ? amplified_epsilon(inner, q) : inner;
+  } catch (const std::domain_error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> pld_delta_of_run(const std::vector<AccountantEvent>& events, double epsilon,
+                                       const std::optional<Subsample>& subsample) {
+  if (!has_pld(events)) return std::nullopt;
+  try {
+    if (!subsample) return pld_delta(events, epsilon);
+    const double q = subsample->rate();
+    return q * pld_delta(events, inner_epsilon(epsilon, q));
+  } catch (const std::domain_error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace dpgnn::privacy

@@ -18,10 +18,12 @@
 // m = n (wor) and q = 1 (poisson) are the plain Gaussian.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "dpgnn/privacy/accountant.h"
 #include "dpgnn/privacy/mechanism.h"
+#include "dpgnn/privacy/subsample.h"
 
 namespace dpgnn::privacy {
 
@@ -41,5 +43,15 @@ struct PldOptions {
 // (absurdly small noise): the caller uses RDP then.
 double pld_epsilon(const std::vector<AccountantEvent>& events, double delta, const PldOptions& options = {});
 double pld_delta(const std::vector<AccountantEvent>& events, double epsilon, const PldOptions& options = {});
+
+// The run's PLD epsilon as epsilon_of_run (subsample.h) defines it: with a hidden subsample
+// of rate q, epsilon at delta / q amplified by Balle, Barthe & Gaboardi 2018, Sec. 5.
+// nullopt when the history has a scheme without a PLD or its losses are unrepresentable
+// (the caller keeps RDP then).
+std::optional<double> pld_epsilon_of_run(const std::vector<AccountantEvent>& events, double delta,
+                                         const std::optional<Subsample>& subsample);
+// Its delta at epsilon: q times the inner delta at the inner epsilon.
+std::optional<double> pld_delta_of_run(const std::vector<AccountantEvent>& events, double epsilon,
+                                       const std::optional<Subsample>& subsample);
 
 }  // namespace dpgnn::privacy

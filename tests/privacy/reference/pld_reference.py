@@ -108,8 +108,9 @@ class Pmf:
 
 def build_pmf(scheme, q, mu, h, pessimistic, L_max=None):
     if L_max is None:
-        L_max = math.log(q) + mu * (mu + 11.0) if q < 1 else mu * (mu + 11.0)
-        L_max = max(L_max, 0.5)
+        # loss at y = mu + 11 (P-mass above: Phi(-11) ~ 2e-28, sent to +inf when pessimistic)
+        y = mu + 11.0
+        L_max = math.log1p(-q + q * math.exp(mu * y - mu * mu / 2)) if q < 1 else mu * y - mu * mu / 2
     ks, Pm, Qm, P_top, Q_top, P_below = remove_loss_bins(q, mu, h, L_max)
     up = 1 if pessimistic else 0
     if scheme == "poisson_remove":
@@ -199,6 +200,11 @@ def check_remove_dominates_add(q, mu):
         assert r >= a - 1e-14, (q, mu, eps, r, a)
 
 
+# Regimes where one step's loss spreads over ~q/z only (large z, small q), and a longer run.
+MULTI_SMALL_LOSS = [("wor", 0.001, 5.0, 10, 1e-5, 1e-7), ("poisson", 0.004, 20.0, 10, 1e-7, 1e-7),
+                    ("wor", 0.004, 20.0, 100, 1e-5, 2e-7), ("wor", 256 / 60000, 1.1, 1000, 1e-5, 5e-6)]
+
+
 def main():
     w = sys.stdout.write
     w("scheme,q,z,steps,delta,method,eps_lo,eps_hi\n")
@@ -222,8 +228,7 @@ def main():
     multi = [("wor", 0.01, 0.8, 10, 1e-5, 2e-5), ("wor", 0.1, 2.0, 20, 1e-5, 2e-5),
              ("wor", 256 / 60000, 1.1, 100, 1e-5, 1e-5), ("wor", 0.05, 1.5, 50, 1e-7, 1e-5),
              ("poisson", 0.01, 0.8, 10, 1e-5, 2e-5), ("poisson", 0.1, 2.0, 20, 1e-5, 2e-5),
-             ("poisson", 256 / 60000, 1.1, 100, 1e-5, 1e-5),
-             ("wor", 256 / 60000, 1.1, 10000, 1e-5, 2e-6)]
+             ("poisson", 256 / 60000, 1.1, 100, 1e-5, 1e-5)] + MULTI_SMALL_LOSS
     for scheme, q, z, T, d, h in multi:
         lo, hi = grid_eps(scheme, q, z, T, d, h)
         w(",".join([scheme, fmt(q), fmt(z), str(T), fmt(d), "grid", fmt(lo), fmt(hi)]) + "\n")

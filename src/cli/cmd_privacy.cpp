@@ -12,7 +12,8 @@
 //   dpgnn privacy --ledger RUN/ledger.jsonl --delta d [--json]
 //                 (the total of a run's ledger: pre-training releases and steps, as resume rebuilds it)
 // --accountant pld|rdp (default pld: privacy loss distributions where a dominating pair is
-// proven — wor, poisson, gaussian — reported as min(PLD, RDP); RDP for the other schemes);
+// proven — wor, poisson, gaussian — reported as min(PLD, RDP); RDP for the other schemes;
+// with --ledger the default is rdp, the accountant the trainer still uses);
 // --compare prints both accountants and their ratio.
 // --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
 // --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
@@ -50,12 +51,16 @@ struct PrivacyOptions {
   std::optional<double> sampling_rate, noise_multiplier, target_epsilon, delta;
   std::string conversion = "balle";
   std::string orders;
-  std::string accountant = "pld";
+  std::string accountant;  // empty: pld for a planned run, rdp for --ledger (see accountant_kind)
   bool compare = false;
   bool json = false;
 };
 
+// --accountant, or its default: pld for a planned run; rdp for --ledger, because the trainer
+// accounts by RDP and its ledgers do not name an accountant yet (issue 22: the ledger header
+// will), so the replay must reproduce the run's own total.
 pv::AccountantKind accountant_kind(const PrivacyOptions& o) {
+  if (o.accountant.empty()) return o.ledger.empty() ? pv::AccountantKind::kPld : pv::AccountantKind::kRdp;
   try {
     return pv::parse_accountant(o.accountant);
   } catch (const std::invalid_argument&) {
@@ -435,7 +440,7 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
                   "512, 1024)");
   app->add_option("--accountant", opt->accountant,
                   "pld (default: privacy loss distributions where a dominating pair is proven — wor, "
-                  "poisson, gaussian — else RDP) or rdp");
+                  "poisson, gaussian — else RDP) or rdp (the default with --ledger: the trainer's accountant)");
   app->add_flag("--compare", opt->compare, "Print both accountants and their ratio");
   app->add_flag("--json", opt->json, "Print one JSON object");
   registry.add(app, [opt]() { return run_privacy(*opt); });

@@ -101,7 +101,8 @@ bool Accountant::uses_pld() const { return kind_ == AccountantKind::kPld && has_
 EpsilonAtOrder Accountant::epsilon_of(const std::vector<AccountantEvent>& history, double delta) const {
   EpsilonAtOrder e = epsilon_of_run(orders_, total_rdp_of(history), delta, conversion_, subsample_);
   if (kind_ != AccountantKind::kPld || !has_pld(history)) return e;
-  const std::string key = history_text(history) + exact(delta);
+  const std::string key = (subsample_ ? subsample_->to_string() + "\n" : std::string()) + history_text(history) +
+                          exact(delta);
   auto it = pld_epsilon_cache_.find(key);
   if (it == pld_epsilon_cache_.end()) {
     const std::optional<double> p = pld_epsilon_of_run(history, delta, subsample_);
@@ -134,8 +135,8 @@ DeltaAtOrder Accountant::delta(double epsilon) const {
 // and mechanism, and only a new mechanism (DRW-D's new M) or target starts a new search.
 std::int64_t Accountant::pld_step_budget(const std::vector<AccountantEvent>& prefix, const Mechanism& mechanism,
                                          std::int64_t at_least, double target_epsilon, double delta) const {
-  const std::string key = history_text(prefix) + mechanism.to_string() + " " + exact(target_epsilon) + " " +
-                          exact(delta);
+  const std::string key = (subsample_ ? subsample_->to_string() + "\n" : std::string()) + history_text(prefix) +
+                          mechanism.to_string() + " " + exact(target_epsilon) + " " + exact(delta);
   if (auto it = budget_cache_.find(key); it != budget_cache_.end()) return it->second;
   auto fits = [&](std::int64_t k) {
     std::vector<AccountantEvent> h = prefix;

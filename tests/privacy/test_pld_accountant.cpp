@@ -190,6 +190,13 @@ TEST(PldAccountant, SubsampleAmplifiesThePldEpsilon) {
   a.step(m, 400);
   const double inner = pld_epsilon({{m, 400}}, 1e-5 / 0.25);
   EXPECT_NEAR(a.epsilon(1e-5).epsilon, amplified_epsilon(inner, 0.25), 1e-12);
+  // The subsample set after a first epsilon() is not hidden by a cached value.
+  Accountant b(AccountantKind::kPld);
+  b.step(m, 400);
+  const double before = b.epsilon(1e-5).epsilon;
+  b.set_subsample(Subsample::of(1000, 250));
+  EXPECT_LT(b.epsilon(1e-5).epsilon, before);
+  EXPECT_EQ(b.epsilon(1e-5).epsilon, a.epsilon(1e-5).epsilon);
 }
 
 // would_exceed agrees with epsilon() around the budget, and is cheap once the budget is known.

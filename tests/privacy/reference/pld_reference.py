@@ -202,7 +202,7 @@ def check_remove_dominates_add(q, mu):
 
 # Regimes where one step's loss spreads over ~q/z only (large z, small q), and a longer run.
 MULTI_SMALL_LOSS = [("wor", 0.001, 5.0, 10, 1e-5, 1e-7), ("poisson", 0.004, 20.0, 10, 1e-7, 1e-7),
-                    ("wor", 0.004, 20.0, 100, 1e-5, 2e-7), ("wor", 256 / 60000, 1.1, 1000, 1e-5, 5e-6)]
+                    ("wor", 0.004, 20.0, 100, 1e-5, 2e-7), ("wor", 256 / 60000, 1.1, 1000, 1e-5, 2e-5)]
 
 
 def main():

@@ -42,7 +42,7 @@ std::pair<double, double> masses(double q, double mu, double y1, double y2) {
 }
 
 // delta of R: q [Phi(mu - y) - e^{mu y - mu^2/2} Phi(-y)] at y = y_of_loss(eps), 1 - e^eps
-// below the smallest loss (Sommer et al. 2019, Lemma 5 on the half-line {L_R > eps}).
+// below the smallest loss (the hockey-stick divergence on the half-line {L_R > eps}, where its integrand is positive).
 double remove_delta(double q, double mu, double eps) {
   const double y = y_of_loss(q, mu, eps);
   if (y == -kInf) return -std::expm1(eps);

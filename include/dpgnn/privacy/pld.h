@@ -3,14 +3,14 @@
 // A pair of output distributions (P, Q) of one step is described by its privacy loss
 // L = ln(dP/dQ)(Y), Y ~ P (Dwork & Rothblum 2016; Sommer, Meiser & Mohammadi 2019), and
 //   delta(eps) = H_{e^eps}(P || Q) = E_P[(1 - e^{eps - L})_+] + P[L = +inf]
-// (Sommer et al. 2019, Lemma 5). Independent composition adds the losses, so the PLD of T
-// steps is the T-fold convolution of the one-step PLDs (Sommer et al., Thm 1; Koskela,
+// (Sommer et al. 2019; Koskela et al. 2020). Independent composition adds the losses, so the PLD of T
+// steps is the T-fold convolution of the one-step PLDs (Sommer et al. 2019; Koskela,
 // Jälkö & Honkela 2020), computed here by FFT on the grid h Z.
 //
 // Everything here errs on the safe side (an upper bound on delta(eps), hence on eps(delta)):
 //  * discretisation is pessimistic: each loss l in a grid cell [a, b] is split between a and
 //    b keeping the mass and E[e^{-L}] (the "connect the dots" discretisation of Doroshenko,
-//    Ghazi, Kamath, Kumar & Manurangsi 2022, Sec. 3/Alg. 1): by Jensen, (1 - e^eps x)_+ being
+//    Ghazi, Kamath, Kumar & Manurangsi 2022): by Jensen, (1 - e^eps x)_+ being
 //    convex in x = e^{-l}, the hockey-stick curve only grows for every eps, so the discrete
 //    pair dominates the true one, and domination survives composition;
 //  * the upper tail of a step beyond the grid goes to the +inf atom (counted in delta); the

@@ -3,6 +3,7 @@
 // See accountant.h for why the history is merged and recomputed rather than accumulated.
 #include "dpgnn/privacy/accountant.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -117,6 +118,23 @@ EpsilonAtOrder Accountant::epsilon(double delta) const {
   validate_delta(delta);
   if (history_.empty()) return {0.0, orders_.front()};
   return epsilon_of(history_, delta);
+}
+
+EpsilonAtOrder Accountant::epsilon_bound(double delta) const {
+  validate_delta(delta);
+  if (history_.empty()) return {0.0, orders_.front()};
+  if (!uses_pld()) return epsilon_of(history_, delta);
+  std::vector<AccountantEvent> rounded = history_;
+  std::int64_t& count = rounded.back().count;
+  int bits = 0;
+  for (std::int64_t c = count; c > 0; c >>= 1) ++bits;
+  const std::int64_t grain = std::int64_t{1} << std::max(0, bits - 6);
+  count = (count + grain - 1) / grain * grain;
+  EpsilonAtOrder e = epsilon_of(rounded, delta);
+  // The exact RDP value of the real history may be the smaller one.
+  const EpsilonAtOrder r = epsilon_of_run(orders_, total_rdp(), delta, conversion_, subsample_);
+  if (r.epsilon <= e.epsilon) e = r;
+  return e;
 }
 
 DeltaAtOrder Accountant::delta(double epsilon) const {

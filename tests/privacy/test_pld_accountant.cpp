@@ -222,6 +222,27 @@ TEST(PldAccountant, WouldExceedMatchesEpsilonAndIsCheap) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
+// The per-step bound: never below epsilon(), at most the epsilon of ~3% more steps, and
+// constant between grid points (so it costs one composition per grid point).
+TEST(PldAccountant, EpsilonBoundIsAnUpperBoundOnACoarseGrid) {
+  const Mechanism m = Mechanism::wor(60000, 256, 1.1);
+  Accountant acc(AccountantKind::kPld);
+  acc.step(m, 3000);
+  for (std::int64_t k = 3000; k < 3070; k += 7, acc.step(m, 7)) {
+    const double b = acc.epsilon_bound(1e-5).epsilon;
+    EXPECT_GE(b, acc.epsilon(1e-5).epsilon);
+    EXPECT_LE(b, pld_epsilon({{m, k * 103 / 100 + 1}}, 1e-5));
+  }
+  // 2945 rounds up to the grid point 3008 (grain 2^6 for 12-bit counts).
+  Accountant a(AccountantKind::kPld), b(AccountantKind::kPld);
+  a.step(m, 2945);
+  b.step(m, 3008);
+  EXPECT_EQ(a.epsilon_bound(1e-5).epsilon, b.epsilon(1e-5).epsilon);
+  Accountant r(AccountantKind::kRdp);
+  r.step(m, 2945);
+  EXPECT_EQ(r.epsilon_bound(1e-5).epsilon, r.epsilon(1e-5).epsilon);
+}
+
 TEST(PldCalibration, NoiseByPldIsLowerAndMeetsTheTarget) {
   const Mechanism m = Mechanism::wor(60000, 256, 1.0);
   CalibrationOptions rdp_opt, pld_opt;

@@ -2,7 +2,7 @@
 """Independent reference values for dpgnn's PLD accountant (tests/privacy/test_pld*.cpp).
 
 Written separately from src/privacy (numpy/scipy, a different algorithm): never
-regenerate pld_reference.csv from dpgnn's output. Run: /usr/bin/python3 pld_reference.py > pld_reference.csv
+regenerate pld_reference.csv from dpgnn's output. Run: /usr/bin/python3 pld_reference.py > pld_reference.csv  (about 30 min on one core, < 4 GB)
 
 Conventions (docs/privacy.md section 1): mu = 1 / z for every Gaussian scheme
 (wor: sensitivity 2C replace-one; poisson, gaussian: sensitivity C add/remove).
@@ -202,7 +202,9 @@ def check_remove_dominates_add(q, mu):
 
 # Regimes where one step's loss spreads over ~q/z only (large z, small q), and a longer run.
 MULTI_SMALL_LOSS = [("wor", 0.001, 5.0, 10, 1e-5, 1e-7), ("poisson", 0.004, 20.0, 10, 1e-7, 1e-7),
-                    ("wor", 0.004, 20.0, 100, 1e-5, 2e-7), ("wor", 256 / 60000, 1.1, 1000, 1e-5, 2e-5)]
+                    ("wor", 0.004, 20.0, 100, 1e-5, 2e-7)]
+# Longer runs (T >= 1000) need a finer grid than this script's memory allows (~20 GB for
+# T = 1000 at h = 2e-5): the tests check them against published values and RDP instead.
 
 
 def main():

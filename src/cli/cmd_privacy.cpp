@@ -11,6 +11,10 @@
 //                 (T = the number of selections / Laplace-noised values)
 //   dpgnn privacy --ledger RUN/ledger.jsonl --delta d [--json]
 //                 (the total of a run's ledger: pre-training releases and steps, as resume rebuilds it)
+// --accountant pld|rdp (default pld: privacy loss distributions where a dominating pair is
+// proven — wor, poisson, gaussian — reported as min(PLD, RDP); RDP for the other schemes;
+// with --ledger the default is rdp, the accountant the trainer still uses);
+// --compare prints both accountants and their ratio.
 // --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
 // --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
 // steps. All arithmetic lives in privacy/ (standard library only); this file only parses,
@@ -29,6 +33,7 @@
 #include "dpgnn/privacy/conversion.h"
 #include "dpgnn/privacy/mechanism.h"
 #include "dpgnn/privacy/orders.h"
+#include "dpgnn/privacy/pld_accountant.h"
 #include "dpgnn/privacy/rdp.h"
 #include "dpgnn/train/ledger.h"
 #include "dpgnn/util/error.h"
@@ -46,8 +51,25 @@ struct PrivacyOptions {
   std::optional<double> sampling_rate, noise_multiplier, target_epsilon, delta;
   std::string conversion = "balle";
   std::string orders;
+  std::string accountant;  // empty: pld for a planned run, rdp for --ledger (see accountant_kind)
+  bool compare = false;
   bool json = false;
 };
+
+// --accountant, or its default: pld for a planned run; rdp for --ledger, because the trainer
+// accounts by RDP and its ledgers do not name an accountant yet (issue 22: the ledger header
+// will), so the replay must reproduce the run's own total.
+pv::AccountantKind accountant_kind(const PrivacyOptions& o) {
+  if (o.accountant.empty()) return o.ledger.empty() ? pv::AccountantKind::kPld : pv::AccountantKind::kRdp;
+  try {
+    return pv::parse_accountant(o.accountant);
+  } catch (const std::invalid_argument&) {
+    throw UsageError("privacy: --accountant must be pld or rdp, got '" + o.accountant + "'");
+  }
+}
+
+// What the printed epsilon came from: "pld" or "rdp" (pld falls back to rdp per history).
+std::string source_of(const pv::EpsilonAtOrder& e) { return e.pld ? "pld" : "rdp"; }
 
 std::string neighbouring_relation(pv::Scheme s) {
   switch (s) {
@@ -186,8 +208,12 @@ int run_ledger(const PrivacyOptions& o) {
   pv::validate_delta(*o.delta);
   const pv::Conversion conversion = pv::parse_conversion(o.conversion);
   const std::vector<double> orders = o.orders.empty() ? pv::default_orders() : pv::parse_orders(o.orders);
+  if (o.compare) throw UsageError("privacy: --compare is not used with --ledger (run it twice with --accountant)");
+  const pv::AccountantKind kind = accountant_kind(o);
   const auto entries = train::read_ledger(o.ledger);
-  const pv::Accountant acc = train::accountant_from_ledger(entries, conversion, orders);
+  // The ledger's history, replayed into an accountant of the chosen kind.
+  pv::Accountant acc(kind, orders, conversion);
+  acc.restore(train::accountant_from_ledger(entries, conversion, orders).serialise());
   const pv::EpsilonAtOrder spent = acc.epsilon(*o.delta);
   const std::int64_t steps = train::sgd_steps(entries);
   const std::int64_t releases = static_cast<std::int64_t>(entries.size()) - steps;
@@ -198,6 +224,7 @@ int run_ledger(const PrivacyOptions& o) {
                                 {"steps", steps},         {"release_lines", releases},
                                 {"events", events},       {"delta", *o.delta},
                                 {"epsilon", spent.epsilon}, {"order", spent.order},
+                                {"accountant", pv::accountant_name(kind)}, {"epsilon_from", source_of(spent)},
                                 {"conversion", pv::conversion_name(conversion)}, {"num_orders", orders.size()},
                                 {"subsample", acc.subsample() ? nlohmann::json(acc.subsample()->to_string())
                                                               : nlohmann::json(nullptr)}}
@@ -210,8 +237,11 @@ int run_ledger(const PrivacyOptions& o) {
     std::cout << "  the run is on a hidden uniform sample, " << acc.subsample()->to_string() << " (q = "
               << acc.subsample()->rate() << "): epsilon amplified by it (Balle, Barthe & Gaboardi 2018, Sec. 5)\n";
   for (const auto& ev : acc.history()) std::cout << "  " << pv::Accountant::event_line(ev.mechanism, ev.count) << "\n";
-  std::cout << "epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (order " << spent.order << ", "
-            << pv::conversion_name(conversion) << " conversion)\n";
+  std::cout << "epsilon = " << spent.epsilon << " at delta = " << *o.delta << " ("
+            << (spent.pld ? std::string("privacy loss distribution")
+                          : "RDP, order " + std::to_string(spent.order) + ", " + pv::conversion_name(conversion) +
+                                " conversion")
+            << ")\n";
   return 0;
 }
 
@@ -234,38 +264,55 @@ int run_privacy(const PrivacyOptions& o) {
     throw UsageError("privacy: --target-epsilon must be a finite number > 0, got " +
                      std::to_string(*o.target_epsilon));
 
+  const pv::AccountantKind kind = accountant_kind(o);
+  // One accountant's answer: the epsilon (and the calibrated z or step count) of the run.
+  struct Answer {
+    pv::Mechanism mechanism;
+    std::int64_t steps = 0;
+    pv::EpsilonAtOrder spent;
+  };
   std::string mode;
-  pv::Mechanism mechanism = sampling;
-  std::int64_t steps = 0;
-  pv::EpsilonAtOrder spent;
+  auto solve = [&](pv::AccountantKind k) {
+    Answer a{sampling, 0, {}};
+    if (o.noise_multiplier && o.target_epsilon) {
+      const pv::StepsCalibration c = pv::calibrate_steps(sampling, *o.target_epsilon, *o.delta,
+                                                         std::int64_t{1} << 40, orders, conversion, k);
+      a.steps = c.steps;
+      a.spent = {c.epsilon, c.order, c.pld};
+    } else if (o.target_epsilon) {
+      pv::CalibrationOptions copt;
+      copt.orders = orders;
+      copt.conversion = conversion;
+      copt.accountant = k;
+      const pv::NoiseCalibration c =
+          pv::calibrate_noise_multiplier(sampling, *o.steps, *o.target_epsilon, *o.delta, copt);
+      a.mechanism = sampling.with_noise_multiplier(c.noise_multiplier);
+      a.steps = *o.steps;
+      a.spent = {c.epsilon, c.order, c.pld};
+    } else {
+      a.steps = *o.steps;
+      pv::Accountant acc(k, orders, conversion);
+      acc.step(sampling, a.steps);
+      a.spent = acc.epsilon(*o.delta);
+    }
+    return a;
+  };
   if (o.noise_multiplier && o.target_epsilon) {
     if (o.steps)
       throw UsageError("privacy: give --noise-multiplier or --target-epsilon with --steps, not "
                        "both (both without --steps computes the largest number of steps)");
     mode = "max_steps";
-    const pv::StepsCalibration c = pv::calibrate_steps(mechanism, *o.target_epsilon, *o.delta,
-                                                       std::int64_t{1} << 40, orders, conversion);
-    steps = c.steps;
-    spent = {c.epsilon, c.order};
   } else {
     if (!o.steps) throw UsageError("privacy: --steps is required (number of training steps)");
-    steps = *o.steps;
-    if (o.target_epsilon) {
-      mode = "calibrate_noise";
-      pv::CalibrationOptions copt;
-      copt.orders = orders;
-      copt.conversion = conversion;
-      const pv::NoiseCalibration c =
-          pv::calibrate_noise_multiplier(sampling, steps, *o.target_epsilon, *o.delta, copt);
-      mechanism = sampling.with_noise_multiplier(c.noise_multiplier);
-      spent = {c.epsilon, c.order};
-    } else {
-      mode = "epsilon";
-      std::vector<double> rdp = pv::rdp_per_step(mechanism, orders);
-      for (double& r : rdp) r *= static_cast<double>(steps);
-      spent = pv::epsilon_from_rdp(orders, rdp, *o.delta, conversion);
-    }
+    mode = o.target_epsilon ? "calibrate_noise" : "epsilon";
   }
+  const Answer answer = solve(kind);
+  const pv::Mechanism& mechanism = answer.mechanism;
+  const std::int64_t steps = answer.steps;
+  const pv::EpsilonAtOrder spent = answer.spent;
+  std::optional<Answer> other;  // --compare: the other accountant
+  if (o.compare)
+    other = solve(kind == pv::AccountantKind::kPld ? pv::AccountantKind::kRdp : pv::AccountantKind::kPld);
 
   nlohmann::json j = {
       {"scheme", pv::scheme_name(mechanism.scheme)},
@@ -278,6 +325,8 @@ int run_privacy(const PrivacyOptions& o) {
       {"delta", *o.delta},
       {"epsilon", spent.epsilon},
       {"order", spent.order},
+      {"accountant", pv::accountant_name(kind)},
+      {"epsilon_from", source_of(spent)},
       {"conversion", pv::conversion_name(conversion)},
       {"num_orders", orders.size()},
   };
@@ -293,6 +342,33 @@ int run_privacy(const PrivacyOptions& o) {
   }
   if (mechanism.scheme == pv::Scheme::kGroupWor) j["group_size"] = mechanism.group_size();
   if (o.target_epsilon) j["target_epsilon"] = *o.target_epsilon;
+  // --compare: both accountants side by side; ratio = rdp / pld of what the mode computes
+  // (epsilon, noise multiplier, or steps: pld / rdp for steps, so that > 1 means pld is better).
+  const Answer* pld_answer = nullptr;
+  const Answer* rdp_answer = nullptr;
+  double ratio = 0.0;
+  std::string ratio_of;
+  if (other) {
+    pld_answer = kind == pv::AccountantKind::kPld ? &answer : &*other;
+    rdp_answer = kind == pv::AccountantKind::kPld ? &*other : &answer;
+    if (mode == "epsilon") {
+      ratio_of = "epsilon rdp / pld";
+      ratio = rdp_answer->spent.epsilon / pld_answer->spent.epsilon;
+    } else if (mode == "calibrate_noise") {
+      ratio_of = "noise_multiplier rdp / pld";
+      ratio = rdp_answer->mechanism.noise_multiplier / pld_answer->mechanism.noise_multiplier;
+    } else {
+      ratio_of = "steps pld / rdp";
+      ratio = static_cast<double>(pld_answer->steps) / static_cast<double>(rdp_answer->steps);
+    }
+    auto side = [&](const Answer& a) {
+      return nlohmann::json{{"epsilon", a.spent.epsilon}, {"order", a.spent.order},
+                            {"epsilon_from", source_of(a.spent)},
+                            {"noise_multiplier", a.mechanism.noise_multiplier}, {"steps", a.steps}};
+    };
+    j["compare"] = {{"pld", side(*pld_answer)}, {"rdp", side(*rdp_answer)}, {"ratio", ratio},
+                    {"ratio_of", ratio_of}};
+  }
   if (o.json) {
     std::cout << j.dump() << "\n";
     return 0;
@@ -306,8 +382,22 @@ int run_privacy(const PrivacyOptions& o) {
       << mechanism.noise_multiplier << " x " << sensitivity_text(mechanism.scheme) << ")"
       << (mode == "calibrate_noise" ? ", calibrated" : "") << "\n"
       << steps << " steps" << (mode == "max_steps" ? " (the most that fit the target)" : "")
-      << ": epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (order "
-      << spent.order << ", " << pv::conversion_name(conversion) << " conversion)\n";
+      << ": epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (";
+  if (spent.pld)
+    out << "privacy loss distribution";
+  else
+    out << "RDP, order " << spent.order << ", " << pv::conversion_name(conversion) << " conversion";
+  out << ")\n";
+  if (other) {
+    auto line = [&](const char* name, const Answer& a) {
+      out << "  " << name << ": epsilon " << a.spent.epsilon << ", noise multiplier " << a.mechanism.noise_multiplier
+          << ", " << a.steps << " steps" << (a.spent.pld || std::string(name) == "rdp" ? "" : " (RDP fallback)")
+          << "\n";
+    };
+    line("pld", *pld_answer);
+    line("rdp", *rdp_answer);
+    out << "  ratio (" << ratio_of << ") = " << ratio << "\n";
+  }
   std::cout << out.str();
   return 0;
 }
@@ -348,6 +438,10 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
   app->add_option("--orders", opt->orders,
                   "comma-separated Rényi orders (default: 1.1..10.9 by 0.1, 11..63, 128, 256, "
                   "512, 1024)");
+  app->add_option("--accountant", opt->accountant,
+                  "pld (default: privacy loss distributions where a dominating pair is proven — wor, "
+                  "poisson, gaussian — else RDP) or rdp (the default with --ledger: the trainer's accountant)");
+  app->add_flag("--compare", opt->compare, "Print both accountants and their ratio");
   app->add_flag("--json", opt->json, "Print one JSON object");
   registry.add(app, [opt]() { return run_privacy(*opt); });
 }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "dpgnn/privacy/orders.h"
+#include "dpgnn/privacy/pld_accountant.h"
 #include "dpgnn/privacy/rdp.h"
 
 namespace dpgnn::privacy {
@@ -33,10 +34,23 @@ void check_target(double target_epsilon) {
                                 fmt(target_epsilon));
 }
 
-// Relative slack for the monotonicity check: values are exact up to rounding.
-bool between(double v, double upper, double lower) {
-  const double slack = 1e-12 * std::max(1.0, std::fabs(upper));
+// Relative slack for the monotonicity check: RDP values are exact up to rounding; a PLD
+// value moves with its grid (cell boundaries and window shift with z or T), by far less than
+// 1e-6 relative.
+double slack_of(AccountantKind kind) { return kind == AccountantKind::kPld ? 1e-6 : 1e-12; }
+
+bool between(double v, double upper, double lower, double rel = 1e-12) {
+  const double slack = rel * std::max(1.0, std::fabs(upper));
   return v <= upper + slack && v >= lower - slack;
+}
+
+// min(PLD, RDP) for kPld where a PLD applies, else the RDP value.
+EpsilonAtOrder with_pld(AccountantKind kind, const std::vector<AccountantEvent>& events, double delta,
+                        const std::optional<Subsample>& subsample, EpsilonAtOrder rdp) {
+  if (kind != AccountantKind::kPld) return rdp;
+  const std::optional<double> p = pld_epsilon_of_run(events, delta, subsample);
+  if (p && *p < rdp.epsilon) return {*p, 0.0, true};
+  return rdp;
 }
 
 }  // namespace
@@ -77,13 +91,27 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
     throw std::invalid_argument("calibration prior_rdp has " + std::to_string(options.prior_rdp.size()) +
                                 " values for " + std::to_string(orders.size()) + " orders");
   auto evaluate = [&](double z) {
-    std::vector<double> rdp = events_rdp(events_at(z), orders);
+    const std::vector<AccountantEvent> events = events_at(z);
+    std::vector<double> rdp = events_rdp(events, orders);
     for (std::size_t i = 0; i < options.prior_rdp.size(); ++i) rdp[i] += options.prior_rdp[i];
-    return epsilon_of_run(orders, rdp, delta, options.conversion, options.subsample);
+    const EpsilonAtOrder e = epsilon_of_run(orders, rdp, delta, options.conversion, options.subsample);
+    // RDP already spent cannot enter a PLD: then RDP alone.
+    if (!options.prior_rdp.empty()) return e;
+    return with_pld(options.accountant, events, delta, options.subsample, e);
   };
+  const double rel = slack_of(options.accountant);
 
-  // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target.
-  double hi = std::min(std::max(1.0, z_min), z_max);
+  // Bracket: lo with epsilon > target (too little noise), hi with epsilon <= target. kPld
+  // starts from the RDP answer (cheap): min(PLD, RDP) <= RDP fits there, and the PLD answer
+  // is usually within a factor 2 below it.
+  double start = std::min(std::max(1.0, z_min), z_max);
+  if (options.accountant == AccountantKind::kPld && options.prior_rdp.empty()) {
+    CalibrationOptions rdp_options = options;
+    rdp_options.accountant = AccountantKind::kRdp;
+    rdp_options.relative_tolerance = std::max(options.relative_tolerance, 1e-3);
+    start = calibrate_events(events_at, target_epsilon, delta, rdp_options).noise_multiplier;
+  }
+  double hi = start;
   EpsilonAtOrder e_hi = evaluate(hi);
   double lo = hi;
   EpsilonAtOrder e_lo = e_hi;
@@ -92,10 +120,10 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
     while (e_lo.epsilon <= target_epsilon) {
       hi = lo;
       e_hi = e_lo;
-      if (lo <= z_min) return {hi, e_hi.epsilon, e_hi.order};  // fits even at z_min
+      if (lo <= z_min) return {hi, e_hi.epsilon, e_hi.order, e_hi.pld};  // fits even at z_min
       lo = std::max(z_min, lo / 2.0);
       e_lo = evaluate(lo);
-      if (e_lo.epsilon < e_hi.epsilon - 1e-12 * e_hi.epsilon)
+      if (e_lo.epsilon < e_hi.epsilon - rel * e_hi.epsilon)
         throw std::logic_error("calibration: epsilon increased with the noise multiplier (" +
                                fmt(lo) + " -> " + fmt(e_lo.epsilon) + ", " + fmt(hi) + " -> " +
                                fmt(e_hi.epsilon) + ")");
@@ -112,35 +140,58 @@ NoiseCalibration calibrate_events(const std::function<std::vector<AccountantEven
             " (the target is too small for this many steps, the budget already spent, and these Rényi orders)");
       hi = std::min(z_max, hi * 2.0);
       e_hi = evaluate(hi);
-      if (e_hi.epsilon > e_lo.epsilon + 1e-12 * e_lo.epsilon)
+      if (e_hi.epsilon > e_lo.epsilon + rel * e_lo.epsilon)
         throw std::logic_error("calibration: epsilon increased with the noise multiplier (" +
                                fmt(lo) + " -> " + fmt(e_lo.epsilon) + ", " + fmt(hi) + " -> " +
                                fmt(e_hi.epsilon) + ")");
     }
   }
-  // Bisection in log scale on [lo, hi].
+  // Bisection in log scale on [lo, hi]. A PLD evaluation costs up to a second, so kPld
+  // proposes the false-position point of ln epsilon against ln z instead (Illinois variant:
+  // the retained end's value is halved when the same end is kept twice, Dowell & Jarratt
+  // 1971), every third step a plain bisection so that the bracket always shrinks; the
+  // checks and the invariant are the same either way.
+  const bool secant = options.accountant == AccountantKind::kPld;
+  double g_lo = 0.0, g_hi = 0.0;  // ln eps - ln target at the ends (Illinois-scaled)
+  int kept = 0, iteration = 0;    // +1: lo was kept last time, -1: hi was kept
+  if (secant) {
+    g_lo = std::log(e_lo.epsilon / target_epsilon);
+    g_hi = std::log(e_hi.epsilon / target_epsilon);
+  }
   while (hi / lo - 1.0 > options.relative_tolerance) {
-    const double mid = std::sqrt(lo * hi);
+    double mid = std::sqrt(lo * hi);
+    if (secant && ++iteration % 3 != 0 && std::isfinite(g_lo) && std::isfinite(g_hi) && g_lo > g_hi) {
+      const double x = (std::log(lo) * g_hi - std::log(hi) * g_lo) / (g_hi - g_lo);
+      const double candidate = std::exp(x);
+      if (candidate > lo && candidate < hi) mid = candidate;
+    }
     if (!(mid > lo && mid < hi)) break;  // no double strictly between
     const EpsilonAtOrder e_mid = evaluate(mid);
-    if (!between(e_mid.epsilon, e_lo.epsilon, e_hi.epsilon))
+    if (!between(e_mid.epsilon, e_lo.epsilon, e_hi.epsilon, rel))
       throw std::logic_error("calibration: epsilon is not monotone in the noise multiplier at " +
                              fmt(mid) + " (epsilon " + fmt(e_mid.epsilon) + " outside [" +
                              fmt(e_hi.epsilon) + ", " + fmt(e_lo.epsilon) + "])");
+    const double g_mid = secant ? std::log(e_mid.epsilon / target_epsilon) : 0.0;
     if (e_mid.epsilon > target_epsilon) {
       lo = mid;
       e_lo = e_mid;
+      g_lo = g_mid;
+      if (kept == -1) g_hi /= 2.0;
+      kept = -1;
     } else {
       hi = mid;
       e_hi = e_mid;
+      g_hi = g_mid;
+      if (kept == 1) g_lo /= 2.0;
+      kept = 1;
     }
   }
-  return {hi, e_hi.epsilon, e_hi.order};
+  return {hi, e_hi.epsilon, e_hi.order, e_hi.pld};
 }
 
 StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsilon, double delta,
                                  std::int64_t max_steps, const std::vector<double>& orders_in,
-                                 Conversion conversion) {
+                                 Conversion conversion, AccountantKind accountant) {
   check_target(target_epsilon);
   validate_delta(delta);
   if (max_steps < 1)
@@ -150,26 +201,39 @@ StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsil
   auto evaluate = [&](std::int64_t steps) {
     std::vector<double> rdp = per_step;
     for (double& r : rdp) r *= static_cast<double>(steps);
-    return epsilon_from_rdp(orders, rdp, delta, conversion);
+    return with_pld(accountant, {{mechanism, steps}}, delta, std::nullopt,
+                    epsilon_from_rdp(orders, rdp, delta, conversion));
   };
+  const double rel = slack_of(accountant);
   // good: epsilon(good) <= target (0 steps spend nothing); bad: epsilon(bad) > target.
   std::int64_t good = 0;
   EpsilonAtOrder e_good{0.0, 0.0};
   std::int64_t bad = 1;
-  EpsilonAtOrder e_bad = evaluate(1);
+  if (accountant == AccountantKind::kPld) {
+    // min(PLD, RDP) <= RDP: the RDP count (cheap) fits, so the search starts there.
+    const StepsCalibration r = calibrate_steps(mechanism, target_epsilon, delta, max_steps, orders, conversion,
+                                               AccountantKind::kRdp);
+    if (r.steps >= max_steps) return r;
+    if (r.steps > 0) {
+      good = r.steps;
+      e_good = evaluate(good);
+      bad = good > max_steps / 2 ? max_steps : good * 2;
+    }
+  }
+  EpsilonAtOrder e_bad = evaluate(bad);
   while (e_bad.epsilon <= target_epsilon) {
-    if (e_bad.epsilon < e_good.epsilon - 1e-12 * e_good.epsilon)
+    if (e_bad.epsilon < e_good.epsilon - rel * e_good.epsilon)
       throw std::logic_error("calibrate_steps: epsilon decreased with more steps");
     good = bad;
     e_good = e_bad;
-    if (bad >= max_steps) return {good, e_good.epsilon, e_good.order};
+    if (bad >= max_steps) return {good, e_good.epsilon, e_good.order, e_good.pld};
     bad = bad > max_steps / 2 ? max_steps : bad * 2;
     e_bad = evaluate(bad);
   }
   while (bad - good > 1) {
     const std::int64_t mid = good + (bad - good) / 2;
     const EpsilonAtOrder e_mid = evaluate(mid);
-    if (!between(e_mid.epsilon, e_bad.epsilon, e_good.epsilon))
+    if (!between(e_mid.epsilon, e_bad.epsilon, e_good.epsilon, rel))
       throw std::logic_error("calibrate_steps: epsilon is not monotone in the number of steps at " +
                              std::to_string(mid));
     if (e_mid.epsilon > target_epsilon) {
@@ -180,7 +244,7 @@ StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsil
       e_good = e_mid;
     }
   }
-  return {good, e_good.epsilon, e_good.order};
+  return {good, e_good.epsilon, e_good.order, e_good.pld};
 }
 
 }  // namespace dpgnn::privacy

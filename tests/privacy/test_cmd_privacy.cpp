@@ -41,10 +41,12 @@ nlohmann::json run_json(const std::string& args) {
 }
 
 TEST(CmdPrivacy, WorPrintsTheReferenceEpsilonOrderAndEchoesItsInputs) {
-  // wor_replaceone_epsilon.csv: 1000,10,1.0,100,1e-05 -> 1.482525669114427 at order 8.
+  // wor_replaceone_epsilon.csv: 1000,10,1.0,100,1e-05 -> 1.482525669114427 at order 8 (RDP).
   const auto j = run_json(
       "--scheme wor --dataset-size 1000 --batch-size 10 --noise-multiplier 1.0 --steps 100 "
-      "--delta 1e-5");
+      "--delta 1e-5 --accountant rdp");
+  EXPECT_EQ(j.at("accountant"), "rdp");
+  EXPECT_EQ(j.at("epsilon_from"), "rdp");
   EXPECT_NEAR(j.at("epsilon").get<double>(), 1.482525669114427, 1.5e-4);
   EXPECT_EQ(j.at("order").get<double>(), 8.0);
   EXPECT_EQ(j.at("conversion"), "balle");
@@ -60,7 +62,7 @@ TEST(CmdPrivacy, WorPrintsTheReferenceEpsilonOrderAndEchoesItsInputs) {
 TEST(CmdPrivacy, PoissonReproducesTheMnistAnchorWithBothConversions) {
   const std::string args =
       "--scheme poisson --sampling-rate 0.004266666666666667 --noise-multiplier 1.1 "
-      "--steps 14063 --delta 1e-5";
+      "--steps 14063 --delta 1e-5 --accountant rdp";
   const auto balle = run_json(args);
   EXPECT_NEAR(balle.at("epsilon").get<double>(), 2.596656, 2.6e-4);
   EXPECT_EQ(balle.at("order").get<double>(), 8.1);
@@ -145,6 +147,29 @@ TEST(CmdPrivacy, TargetEpsilonCalibratesTheNoiseMultiplier) {
                 "--steps 1000 --delta 1e-5",
                 0.99 * z);
   EXPECT_GT(run_json(args).at("epsilon").get<double>(), 2.0);
+}
+
+// Issue 22's example: the default accountant is pld; --compare prints both and the ratio.
+TEST(CmdPrivacy, PldIsTheDefaultAndCompareShowsBoth) {
+  const auto j = run_json(
+      "--scheme wor --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --steps 10000 "
+      "--delta 1e-5 --compare");
+  EXPECT_EQ(j.at("accountant"), "pld");
+  EXPECT_EQ(j.at("epsilon_from"), "pld");
+  EXPECT_GT(j.at("epsilon").get<double>(), 2.45);
+  EXPECT_LT(j.at("epsilon").get<double>(), 2.60);
+  EXPECT_NEAR(j.at("compare").at("rdp").at("epsilon").get<double>(), 4.33, 0.01);
+  EXPECT_EQ(j.at("compare").at("pld").at("epsilon").get<double>(), j.at("epsilon").get<double>());
+  EXPECT_GT(j.at("compare").at("ratio").get<double>(), 1.6);
+  // A scheme without a PLD is accounted by RDP under pld, and says so.
+  const auto d = run_json(
+      "--scheme dpgnn --dataset-size 90941 --batch-size 100 --max-degree 7 --layers 2 "
+      "--noise-multiplier 1 --steps 1000 --delta 1e-5");
+  EXPECT_EQ(d.at("accountant"), "pld");
+  EXPECT_EQ(d.at("epsilon_from"), "rdp");
+  EXPECT_NEAR(d.at("epsilon").get<double>(), 0.575673413298731, 0.576e-4);
+  EXPECT_EQ(run_privacy("--scheme gaussian --noise-multiplier 1 --steps 1 --delta 1e-5 --accountant prv").exit_code,
+            2);
 }
 
 TEST(CmdPrivacy, HumanSummaryWithoutJson) {

@@ -12,6 +12,15 @@
 //
 // Per-step RDP is cached per distinct mechanism, so epsilon() after every one of 100k
 // steps costs O(#distinct runs x #orders), not a recomputation of the bounds.
+//
+// Two kinds (chosen at construction): kRdp, the above; kPld, privacy loss distributions
+// (pld_accountant.h) when every event of the history has a proven dominating pair
+// (gaussian, wor, poisson), reporting min(PLD, RDP) as both are valid upper bounds, and RDP
+// alone for a history with any other scheme (dpgnn, groupwor, exponential, laplace). A PLD
+// epsilon costs a composition (up to ~1 s for 10^5 steps), so would_exceed() answers from a
+// cached step budget: the largest count of the last mechanism that fits the target, found
+// once per (earlier history, mechanism, target, delta) by an exponential search and
+// bisection over counts (epsilon is non-decreasing in the count).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +35,11 @@
 
 namespace dpgnn::privacy {
 
+// "pld" (tight where a dominating pair is proven, RDP elsewhere) or "rdp".
+enum class AccountantKind { kPld, kRdp };
+std::string accountant_name(AccountantKind kind);
+AccountantKind parse_accountant(const std::string& name);  // throws std::invalid_argument
+
 struct AccountantEvent {
   Mechanism mechanism;
   std::int64_t count = 0;  // >= 1
@@ -36,8 +50,12 @@ struct AccountantEvent {
 
 class Accountant {
  public:
-  // `orders` empty = default_orders().
+  // `orders` empty = default_orders(). This constructor is the RDP accountant (kRdp), as
+  // before kinds existed; the other one chooses the kind.
   explicit Accountant(std::vector<double> orders = {}, Conversion conversion = Conversion::kBalle);
+  explicit Accountant(AccountantKind kind, std::vector<double> orders = {},
+                      Conversion conversion = Conversion::kBalle);
+  AccountantKind kind() const { return kind_; }
 
   // Records `count` (>= 1) steps of `mechanism`.
   void step(const Mechanism& mechanism, std::int64_t count = 1);
@@ -48,8 +66,17 @@ class Accountant {
   void set_subsample(const Subsample& subsample);
   const std::optional<Subsample>& subsample() const { return subsample_; }
 
-  // Epsilon spent so far at `delta` (0 with no steps), and the minimising order.
+  // Epsilon spent so far at `delta` (0 with no steps), and the minimising order (kPld: the
+  // PLD value when it is the smaller one, with .pld set).
   EpsilonAtOrder epsilon(double delta) const;
+  // A cheap upper bound on epsilon(delta), for a value logged every step (the ledger line):
+  // kRdp: epsilon() itself. kPld: min(RDP, PLD of the history with its last event's count
+  // rounded up to the grid {j * 2^max(0, bits(count) - 6)}, i.e. at most ~3% more steps) —
+  // valid because epsilon is non-decreasing in the count; one composition per grid point
+  // (cached), so ~32 compositions per doubling of the step count instead of one per step.
+  // Deterministic: a resume replaying the same history logs the same values.
+  EpsilonAtOrder epsilon_bound(double delta) const;
+
   // Delta spent so far at `epsilon`.
   DeltaAtOrder delta(double epsilon) const;
 
@@ -58,6 +85,9 @@ class Accountant {
   // !would_exceed(e, d, m) implies epsilon(d) <= e after step(m).
   bool would_exceed(double target_epsilon, double delta, const Mechanism& next,
                     std::int64_t count = 1) const;
+
+  // True when epsilon() uses a privacy loss distribution for this history.
+  bool uses_pld() const;
 
   // Total RDP per order over the whole history.
   std::vector<double> total_rdp() const;
@@ -80,14 +110,22 @@ class Accountant {
  private:
   const std::vector<double>& cached_rdp(const Mechanism& mechanism) const;
   std::vector<double> total_rdp_of(const std::vector<AccountantEvent>& history) const;
+  EpsilonAtOrder epsilon_of(const std::vector<AccountantEvent>& history, double delta) const;
+  std::int64_t pld_step_budget(const std::vector<AccountantEvent>& prefix, const Mechanism& mechanism,
+                               std::int64_t at_least, double target_epsilon, double delta) const;
   static void append(std::vector<AccountantEvent>& history, const Mechanism& mechanism,
                      std::int64_t count);
 
+  AccountantKind kind_ = AccountantKind::kRdp;
   std::vector<double> orders_;
   Conversion conversion_;
   std::vector<AccountantEvent> history_;
   std::optional<Subsample> subsample_;
   mutable std::map<Mechanism, std::vector<double>> rdp_cache_;
+  // PLD epsilon per (history text, delta) and step budgets per (prefix, mechanism, target,
+  // delta) text; both cleared when they grow past a few hundred entries.
+  mutable std::map<std::string, double> pld_epsilon_cache_;
+  mutable std::map<std::string, std::int64_t> budget_cache_;
 };
 
 }  // namespace dpgnn::privacy

@@ -18,6 +18,10 @@
 namespace dpgnn::privacy {
 
 struct CalibrationOptions {
+  // kPld: epsilon is min(PLD, RDP) where every event has a PLD and no prior_rdp is given
+  // (pld_accountant.h), RDP otherwise. The default stays kRdp for existing callers; dpgnn's
+  // configs and `dpgnn privacy` default to pld.
+  AccountantKind accountant = AccountantKind::kRdp;
   std::vector<double> orders;                  // empty = default_orders()
   Conversion conversion = Conversion::kBalle;
   double min_noise_multiplier = 1e-2;          // search bracket for the noise multiplier
@@ -36,6 +40,7 @@ struct NoiseCalibration {
   double noise_multiplier = 0.0;  // the smallest found z with epsilon(z) <= target
   double epsilon = 0.0;           // epsilon at that z (<= target)
   double order = 0.0;             // the minimising order there
+  bool pld = false;               // epsilon came from a privacy loss distribution
 };
 
 // The smallest noise multiplier z such that `steps` steps of `sampling` (its own noise
@@ -61,13 +66,15 @@ struct StepsCalibration {
   std::int64_t steps = 0;  // the largest T with epsilon(T) <= target (0 if even one exceeds)
   double epsilon = 0.0;    // epsilon after `steps` steps (0 if steps == 0)
   double order = 0.0;
+  bool pld = false;        // epsilon came from a privacy loss distribution
 };
 
 // The largest number of steps of `mechanism` keeping epsilon(delta) <= target_epsilon,
-// searched up to max_steps (returned if even that many fit).
+// searched up to max_steps (returned if even that many fit), by the given accountant.
 StepsCalibration calibrate_steps(const Mechanism& mechanism, double target_epsilon, double delta,
                                  std::int64_t max_steps = std::int64_t{1} << 40,
                                  const std::vector<double>& orders = {},
-                                 Conversion conversion = Conversion::kBalle);
+                                 Conversion conversion = Conversion::kBalle,
+                                 AccountantKind accountant = AccountantKind::kRdp);
 
 }  // namespace dpgnn::privacy

@@ -24,7 +24,8 @@ Conversion parse_conversion(const std::string& name);        // throws std::inva
 
 struct EpsilonAtOrder {
   double epsilon = 0.0;  // >= 0
-  double order = 0.0;    // the minimising alpha
+  double order = 0.0;    // the minimising alpha (0 when `pld`)
+  bool pld = false;      // true when a privacy loss distribution gave the (smaller) value
 };
 
 struct DeltaAtOrder {

@@ -1,0 +1,181 @@
+// The one-step dominating pairs as Gaussian mixtures: their exact hockey-stick curves and
+// their pessimistic discretisation (pld.h). Everything is expressed through the remove pair
+//   R = (P, Q) = ((1 - q) N(0,1) + q N(mu,1), N(0,1)),
+// whose loss L_R(y) = ln(1 - q + q e^{mu y - mu^2/2}) increases in y, so the masses of a loss
+// interval are normal-CDF differences over a y interval.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+
+#include "dpgnn/privacy/pld.h"
+#include "normal.h"
+
+namespace dpgnn::privacy {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// e^{loss} must stay finite in the split and in the queries.
+constexpr double kMaxLoss = 600.0;
+
+// The y at which L_R(y) = eps (-inf when every y has a larger loss, eps <= ln(1 - q)).
+double y_of_loss(double q, double mu, double eps) {
+  const double r = std::expm1(eps) / q;  // e^{mu y - mu^2/2} = 1 + (e^eps - 1)/q
+  if (!(r > -1.0)) return -kInf;
+  return (std::log1p(r) + 0.5 * mu * mu) / mu;
+}
+
+double loss_of_y(double q, double mu, double y) {
+  const double t = std::log(q) + mu * y - 0.5 * mu * mu;
+  if (q >= 1.0) return t;
+  const double base = std::log1p(-q);
+  const double m = std::max(base, t);
+  return m + std::log(std::exp(base - m) + std::exp(t - m));
+}
+
+// P- and Q-mass of R on the y interval (y1, y2].
+std::pair<double, double> masses(double q, double mu, double y1, double y2) {
+  const double p = (1.0 - q) * detail::normal_mass(y1, y2) + q * detail::normal_mass(y1 - mu, y2 - mu);
+  return {p, detail::normal_mass(y1, y2)};
+}
+
+// delta of R: q [Phi(mu - y) - e^{mu y - mu^2/2} Phi(-y)] at y = y_of_loss(eps), 1 - e^eps
+// below the smallest loss (the hockey-stick divergence on the half-line {L_R > eps}, where its integrand is positive).
+double remove_delta(double q, double mu, double eps) {
+  const double y = y_of_loss(q, mu, eps);
+  if (y == -kInf) return -std::expm1(eps);
+  const double first = detail::normal_cdf(mu - y);
+  const double second = std::exp(mu * y - 0.5 * mu * mu + detail::log_normal_cdf(-y));
+  return std::max(0.0, q * (first - second));
+}
+
+// delta of R reversed: H_{e^eps}(Q || P) = 1 - e^eps + e^eps H_{e^-eps}(P || Q) (take the
+// complement of the test set; it is the relation between f and f^{-1}), evaluated directly on {L_R < -eps} = {y < y_of_loss(-eps)} to avoid the cancellation:
+// Phi(t) - e^eps ((1 - q) Phi(t) + q Phi(t - mu)) = e^eps q [e^{mu t - mu^2/2} Phi(t) - Phi(t - mu)].
+double add_delta(double q, double mu, double eps) {
+  const double t = y_of_loss(q, mu, -eps);
+  if (t == -kInf) return 0.0;  // eps >= -ln(1 - q): the add loss never exceeds eps
+  const double first = std::exp(mu * t - 0.5 * mu * mu + detail::log_normal_cdf(t));
+  const double second = detail::normal_cdf(t - mu);
+  return std::max(0.0, std::exp(eps) * q * (first - second));
+}
+
+// Smallest y whose upper R-tail (P-mass above it) is <= tail.
+double y_top(double q, double mu, double tail) {
+  double lo = 0.0, hi = mu + 40.0;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    const double above = (1.0 - q) * detail::normal_cdf(-mid) + q * detail::normal_cdf(mu - mid);
+    if (above > tail) lo = mid; else hi = mid;
+  }
+  return hi;
+}
+
+// Adds P-mass p with Q-mass qm, lying in the cell [i h, (i + 1) h], to the two end points,
+// keeping the mass and E[e^{-L}] (Doroshenko et al. 2022, "connect the dots"): the upper
+// point gets (p - qm e^{i h}) / (1 - e^{-h}).
+void split_into(std::vector<double>& out, std::int64_t offset, std::int64_t i, double h, double p, double qm) {
+  if (!(p > 0.0)) return;
+  double up = (p - qm * std::exp(static_cast<double>(i) * h)) / -std::expm1(-h);
+  up = std::min(p, std::max(0.0, up));
+  out[static_cast<std::size_t>(i - offset)] += p - up;
+  out[static_cast<std::size_t>(i + 1 - offset)] += up;
+}
+
+}  // namespace
+
+bool MixturePair::operator<(const MixturePair& o) const {
+  return std::tie(kind, q, mu) < std::tie(o.kind, o.q, o.mu);
+}
+
+double pair_delta(const MixturePair& pair, double eps) {
+  switch (pair.kind) {
+    case PairKind::kRemove: return remove_delta(pair.q, pair.mu, eps);
+    case PairKind::kAdd: return add_delta(pair.q, pair.mu, eps);
+    case PairKind::kSymmetric:
+      // C_q(f) = min(f_q, f_q^{-1})**: its conjugate, hence its delta curve, is the larger of
+      // the two (convex conjugation turns a minimum into a maximum and ignores the hull).
+      if (pair.q >= 1.0) return gdp_delta(pair.mu, eps);
+      return std::max(remove_delta(pair.q, pair.mu, eps), add_delta(pair.q, pair.mu, eps));
+  }
+  throw std::logic_error("pair_delta: unknown kind");
+}
+
+DiscretePld discretise(const MixturePair& pair, double h, double tail) {
+  const double q = pair.q, mu = pair.mu;
+  if (!(q > 0.0 && q <= 1.0) || !(mu > 0.0) || !std::isfinite(mu) || !(h > 0.0))
+    throw std::invalid_argument("discretise: need 0 < q <= 1, mu > 0, h > 0");
+  if (pair.kind != PairKind::kSymmetric && q >= 1.0)
+    throw std::invalid_argument("discretise: q = 1 is the plain Gaussian (kSymmetric)");
+  const double top_loss = loss_of_y(q, mu, y_top(q, mu, tail));
+  if (!(top_loss < kMaxLoss)) throw std::domain_error("discretise: losses beyond e^600");
+  const std::int64_t i_top = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(top_loss / h)));
+  // Cells of R's loss: (i h, (i+1) h] for i in [i_lo, i_top), y at each edge.
+  const std::int64_t i_lo = pair.kind == PairKind::kSymmetric
+                                ? 0
+                                : static_cast<std::int64_t>(std::floor(std::log1p(-q) / h));
+  std::vector<double> p_cell, q_cell;
+  double y_prev = y_of_loss(q, mu, static_cast<double>(i_lo) * h);
+  for (std::int64_t i = i_lo; i < i_top; ++i) {
+    const double y = y_of_loss(q, mu, static_cast<double>(i + 1) * h);
+    const auto [p, qm] = masses(q, mu, y_prev, y);
+    p_cell.push_back(p);
+    q_cell.push_back(qm);
+    y_prev = y;
+  }
+  const double y_end = y_prev;
+  const double p_above = (1.0 - q) * detail::normal_cdf(-y_end) + q * detail::normal_cdf(mu - y_end);
+  const double q_above = detail::normal_cdf(-y_end);
+
+  DiscretePld out;
+  out.h = h;
+  const std::size_t cells = p_cell.size();
+  switch (pair.kind) {
+    case PairKind::kRemove:
+      // Losses in [ln(1 - q), i_top h]; the P-mass above goes to +inf.
+      out.offset = i_lo;
+      out.mass.assign(cells + 1, 0.0);
+      for (std::size_t k = 0; k < cells; ++k)
+        split_into(out.mass, out.offset, i_lo + static_cast<std::int64_t>(k), h, p_cell[k], q_cell[k]);
+      out.infinity_mass = p_above;
+      break;
+    case PairKind::kAdd:
+      // L = -L_R, P and Q exchanged: cell (i h, (i+1) h] of R is [-(i+1) h, -i h) here with
+      // P-mass q_cell, Q-mass p_cell. R's upper tail is this pair's lower tail: its P-mass
+      // q_above is rounded up to the lowest point; nothing is infinite.
+      out.offset = -i_top;
+      out.mass.assign(static_cast<std::size_t>(i_top - i_lo) + 1, 0.0);
+      for (std::size_t k = 0; k < cells; ++k)
+        split_into(out.mass, out.offset, -(i_lo + static_cast<std::int64_t>(k)) - 1, h, q_cell[k], p_cell[k]);
+      out.mass[0] += q_above;
+      break;
+    case PairKind::kSymmetric: {
+      // Dong, Roth & Su 2022 (the form of C_p(f) after Thm 4.2, f symmetric): f_q on
+      // [0, x*], a segment of slope -1 (an atom of loss 0), then f_q^{-1}. In losses: R's
+      // losses > 0, their mirror image with P and Q exchanged, and the atom at 0 with mass
+      // 1 - P_R[L > 0] - Q_R[L > 0] = (1 - q) (Phi(mu/2) - Phi(-mu/2)).
+      out.offset = -i_top;
+      out.mass.assign(static_cast<std::size_t>(2 * i_top) + 1, 0.0);
+      for (std::size_t k = 0; k < cells; ++k) {
+        const std::int64_t i = static_cast<std::int64_t>(k);
+        split_into(out.mass, out.offset, i, h, p_cell[k], q_cell[k]);
+        split_into(out.mass, out.offset, -i - 1, h, q_cell[k], p_cell[k]);
+      }
+      out.mass[static_cast<std::size_t>(-out.offset)] += (1.0 - q) * detail::normal_mass(-0.5 * mu, 0.5 * mu);
+      out.mass[0] += q_above;
+      out.infinity_mass = p_above;
+      // The form above needs delta_remove >= delta_add for eps >= 0 (f_q below f_q^{-1} left
+      // of the fixed point); checked here so that a violation can never pass silently.
+      if (q < 1.0)
+        for (double eps : {0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0})
+          if (add_delta(q, mu, eps) > remove_delta(q, mu, eps) * (1.0 + 1e-9) + 1e-300)
+            throw std::logic_error("discretise: add pair above remove pair at eps >= 0; C_q form invalid");
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace dpgnn::privacy

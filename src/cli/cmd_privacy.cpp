@@ -35,6 +35,7 @@
 #include "dpgnn/privacy/orders.h"
 #include "dpgnn/privacy/pld_accountant.h"
 #include "dpgnn/privacy/rdp.h"
+#include "dpgnn/train/config.h"
 #include "dpgnn/train/ledger.h"
 #include "dpgnn/util/error.h"
 
@@ -56,11 +57,17 @@ struct PrivacyOptions {
   bool json = false;
 };
 
-// --accountant, or its default: pld for a planned run; rdp for --ledger, because the trainer
-// accounts by RDP and its ledgers do not name an accountant yet (issue 22: the ledger header
-// will), so the replay must reproduce the run's own total.
+// --accountant, or its default: pld for a planned run; for --ledger the accountant the run used
+// (its header's config, privacy.accountant), so the replay reproduces the run's own total; rdp
+// for a ledger without a header (dpgnn 0.1 accounted by RDP).
 pv::AccountantKind accountant_kind(const PrivacyOptions& o) {
-  if (o.accountant.empty()) return o.ledger.empty() ? pv::AccountantKind::kPld : pv::AccountantKind::kRdp;
+  if (o.accountant.empty() && !o.ledger.empty()) {
+    const auto l = train::read_ledger_file(o.ledger);
+    if (!l.binding) return pv::AccountantKind::kRdp;
+    return pv::parse_accountant(
+        train::parse_config(l.binding->at("config").get<std::string>(), o.ledger, {}).privacy.accountant);
+  }
+  if (o.accountant.empty()) return pv::AccountantKind::kPld;
   try {
     return pv::parse_accountant(o.accountant);
   } catch (const std::invalid_argument&) {

@@ -131,6 +131,9 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("privacy.worst_case", privacy.worst_case, bool, "boolean",
                 "account with the paper's M_min = ceil(N/(1+R*L)) instead of the realised M"),
       DPGNN_STR("privacy.conversion", privacy.conversion, "RDP to (epsilon, delta): balle | mironov"),
+      DPGNN_STR("privacy.accountant", privacy.accountant,
+                "pld (privacy loss distributions where a dominating pair is proven, else RDP; the smaller valid "
+                "bound) | rdp (docs/privacy.md section 3a); calibration and stopping use it"),
       DPGNN_NUM("sampler.walk_length", sampler.walk_length, int, "integer", "random-walk length L, >= 1"),
       DPGNN_NUM("sampler.restarts", sampler.restarts, int, "integer",
                 "walks per root R (drw-r; drw and drw-d use 1), >= 1"),
@@ -259,6 +262,8 @@ void validate(const Config& c) {
   require(std::isfinite(c.privacy.clip_norm) && c.privacy.clip_norm > 0, f, "privacy.clip_norm", "must be > 0");
   require(c.privacy.clipping == "flat" || c.privacy.clipping == "per-layer", f, "privacy.clipping",
           "must be flat or per-layer");
+  require(c.privacy.accountant == "pld" || c.privacy.accountant == "rdp", f, "privacy.accountant",
+          "must be pld or rdp, got '" + c.privacy.accountant + "'");
   require(c.privacy.conversion == "balle" || c.privacy.conversion == "mironov", f, "privacy.conversion",
           "must be balle or mironov");
   // M_min = ceil(N / (1 + R L)) is the random-walk paper's bound (Ayle et al. 2022, Sec. 4.2) and

@@ -20,7 +20,8 @@ PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, int
       rank_(rank),
       private_(spec.is_private()),
       release_(spec.is_private() ? spec.pre_training_release() : nullptr),
-      conversion_(cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle) {}
+      conversion_(cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle),
+      kind_(privacy::parse_accountant(cfg.privacy.accountant)) {}
 
 void PrivacyPlan::ensure(bool ok, const std::string& message) const {
   if (!ok) throw CollectiveError(message, kExitUsage, rank_ == 0);
@@ -34,6 +35,7 @@ double PrivacyPlan::calibrate_steps_noise(const SubgraphEpochs& epochs) const {
   if (cfg_.privacy.noise_multiplier) return *cfg_.privacy.noise_multiplier;
   privacy::CalibrationOptions co;
   co.conversion = conversion_;
+  co.accountant = kind_;
   co.subsample = outer_subsample_;
   if (!release_events_.empty()) co.prior_rdp = privacy::events_rdp(release_events_, privacy::default_orders());
   try {
@@ -58,6 +60,7 @@ void PrivacyPlan::calibrate(const SubgraphEpochs& epochs) {
     // The release alone spends its share of the target; the steps are calibrated after it.
     privacy::CalibrationOptions co;
     co.conversion = conversion_;
+    co.accountant = kind_;
     co.subsample = outer_subsample_;
     try {
       release_z_ = privacy::calibrate_events([&](double s) { return release_->events(cfg_, s); },
@@ -95,10 +98,9 @@ void PrivacyPlan::make_grid(std::int64_t num_params, std::int64_t batch) {
 
 void PrivacyPlan::open_ledger(const std::string& path, const std::optional<Ledger>& ledger) {
   if (!private_ || rank_ != 0) return;
-  if (ledger)
-    accountant_ = accountant_from_ledger(ledger->entries, conversion_);
-  else
-    accountant_.emplace(std::vector<double>{}, conversion_);
+  accountant_.emplace(kind_, std::vector<double>{}, conversion_);
+  // The ledger's history replayed into the run's accountant: the same epsilon bit for bit.
+  if (ledger) accountant_->restore(accountant_from_ledger(ledger->entries, conversion_).serialise());
   if (outer_subsample_) accountant_->set_subsample(*outer_subsample_);
   ledger_ = std::make_unique<LedgerWriter>(path);
 }
@@ -175,7 +177,7 @@ void PrivacyPlan::record_step(std::int64_t step) {
   LedgerEntry line;
   line.step = step;
   line.mechanism = mech_;
-  line.epsilon = epsilon();
+  line.epsilon = epsilon_bound();
   ledger_->append(line);  // durable before use
 }
 
@@ -198,6 +200,15 @@ std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) 
 
 double PrivacyPlan::epsilon() const {
   return private_ && accountant_ ? accountant_->epsilon(cfg_.privacy.delta).epsilon : 0.0;
+}
+
+double PrivacyPlan::epsilon_bound() const {
+  return private_ && accountant_ ? accountant_->epsilon_bound(cfg_.privacy.delta).epsilon : 0.0;
+}
+
+std::string PrivacyPlan::epsilon_source() const {
+  if (!private_ || !accountant_) return "none";
+  return accountant_->epsilon(cfg_.privacy.delta).pld ? "pld" : "rdp";
 }
 
 double PrivacyPlan::epsilon_order() const {

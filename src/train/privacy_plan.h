@@ -55,7 +55,12 @@ class PrivacyPlan {
   bool next_step_exceeds() const;
   // Rank 0: the last step (exclusive) the budget allows from `from`, at most max_steps (for the ETA).
   std::int64_t budget_end(std::int64_t from, std::int64_t max_steps) const;
-  double epsilon() const;        // rank 0: spent so far
+  double epsilon() const;        // rank 0: spent so far (exact; a PLD composition: not per step)
+  // Rank 0: an upper bound on epsilon() cheap enough for every step (ledger lines, metrics,
+  // progress): Accountant::epsilon_bound.
+  double epsilon_bound() const;
+  // Rank 0: what the last epsilon() came from ("pld" or "rdp").
+  std::string epsilon_source() const;
   double epsilon_order() const;  // rank 0: the minimising order
   void record_end(const nlohmann::json& end);
 
@@ -82,6 +87,7 @@ class PrivacyPlan {
   const methods::PreTrainingRelease* release_;
   std::optional<privacy::Subsample> outer_subsample_;
   privacy::Conversion conversion_;
+  privacy::AccountantKind kind_;
   double release_z_ = 0.0;
   std::vector<privacy::AccountantEvent> release_events_;
   std::int64_t occurrence_ = 1;

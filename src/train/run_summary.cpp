@@ -71,9 +71,9 @@ void RunOutputs::evaluate(std::int64_t completed, ModelState& state, Evaluator& 
   if (rank_ != 0) return;
   const std::string key = multilabel_ ? "f1_micro" : "accuracy";
   metrics({{"step", completed}, {"val_" + key, last_eval_.val}, {"test_" + key, last_eval_.test},
-           {"epsilon", plan.epsilon()}});
+           {"epsilon", plan.epsilon_bound()}});
   spdlog::info("step {}: val {} {:.4f}, test {} {:.4f}{} (evaluation {:.2f} s)", completed, key, last_eval_.val, key,
-               last_eval_.test, plan.is_private() ? fmt::format(", epsilon {:.4f}", plan.epsilon()) : "", secs);
+               last_eval_.test, plan.is_private() ? fmt::format(", epsilon {:.4f}", plan.epsilon_bound()) : "", secs);
 }
 
 void RunOutputs::checkpoint(std::int64_t completed, const ModelState& state) {
@@ -148,6 +148,8 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
                         {"sampling_rate", static_cast<double>(s.batch_size) /
                                               static_cast<double>(std::max<std::int64_t>(1, s.subgraphs))},
                         {"accountant", s.accountant},
+                        {"privacy_accountant", priv ? cfg_.privacy.accountant : "none"},
+                        {"epsilon_from", plan.epsilon_source()},
                         {"test_" + key, s.test_metric},
                         {"val_" + key, s.val_metric},
                         {"wall_seconds", s.wall_seconds},

@@ -205,7 +205,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       const double rate = secs > 0 ? static_cast<double>(r.steps_this_run) / secs : 0.0;
       nlohmann::json line = {{"step", r.step}, {"steps_per_second", rate}};
       if (release_loss) line["loss"] = last_loss;  // private labels, no noise: off by default
-      if (priv) line["epsilon"] = ctx.plan.epsilon();
+      if (priv) line["epsilon"] = ctx.plan.epsilon_bound();
       ctx.metrics(line);
       const auto now = Clock::now();
       if (ctx.progress && progress_enabled() && std::chrono::duration<double>(now - last_progress).count() > 2.0) {
@@ -213,7 +213,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
         const double eta = rate > 0 ? static_cast<double>(end_step - r.step) / rate : 0.0;
         spdlog::info("step {}/{}{}{} {:.2f} steps/s ETA {:.0f} s", r.step, end_step,
                      release_loss ? fmt::format(" loss {:.4f}", last_loss) : "",
-                     priv ? fmt::format(" epsilon {:.3f}/{}", ctx.plan.epsilon(), cfg.privacy.target_epsilon) : "",
+                     priv ? fmt::format(" epsilon {:.3f}/{}", ctx.plan.epsilon_bound(), cfg.privacy.target_epsilon) : "",
                      rate, eta);
       }
     }

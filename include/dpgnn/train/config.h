@@ -65,6 +65,7 @@ struct PrivacySection {
   std::optional<std::uint64_t> noise_seed;  // absent = OS secure randomness
   bool worst_case = false;                  // account with M_min (random-walk paper, Sec. 4.2)
   std::string conversion = "balle";         // balle | mironov
+  std::string accountant = "pld";           // pld | rdp (pld falls back to rdp where no pair is proven)
 };
 
 struct SamplerSection {

@@ -6,7 +6,7 @@
 //                                               each peak RSS is its own) and prints ratios
 //
 // dp:         forward + ghost-norm per-subgraph norms + book-keeping clipped sum
-//             (model/clipping.h, clipped_gradient_sum)
+//             (model/clipping.h, clipped_gradient_sum; --kernel picks the norm kernel)
 // nonprivate: forward + autograd backward w.r.t. the parameters, gradient sum (gradient_sum)
 // naive:      one forward + backward per subgraph (the test oracle, tests/model/naive_oracle.h)
 // Default workload (issue 5): 2-layer GCN, 602 -> 256 -> 41, 10,000 subgraphs of 1..17 nodes
@@ -51,6 +51,7 @@ struct Args {
   int threads = 2;
   int repeats = 5;
   bool sorted = false;  // order the batch's subgraphs by size (lets buckets be views)
+  std::string kernel = "auto";  // dp: norm kernel, auto | segment | size-class (clipping.h)
   std::uint64_t seed = 1;
 };
 
@@ -58,7 +59,8 @@ struct Args {
   std::cerr << "bench_clipping: " << problem
             << "\nusage: bench_clipping [--mode dp|nonprivate|naive|all] [--subgraphs N]"
                " [--max-size K] [--features F] [--hidden H] [--classes C] [--layers L]"
-               " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]\n";
+               " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]"
+               " [--kernel auto|segment|size-class]\n";
   std::exit(2);
 }
 
@@ -81,11 +83,15 @@ Args parse(int argc, char** argv) {
     else if (k == "--threads") a.threads = std::stoi(value());
     else if (k == "--repeats") a.repeats = std::stoi(value());
     else if (k == "--sorted") a.sorted = true;
+    else if (k == "--kernel") a.kernel = value();
     else if (k == "--seed") a.seed = std::stoull(value());
     else usage("unknown argument " + k);
   }
   if (a.mode != "dp" && a.mode != "nonprivate" && a.mode != "naive" && a.mode != "all") {
     usage("--mode must be dp, nonprivate, naive or all");
+  }
+  if (a.kernel != "auto" && a.kernel != "segment" && a.kernel != "size-class") {
+    usage("--kernel must be auto, segment or size-class");
   }
   if (a.subgraphs < 1 || a.max_size < 1 || a.repeats < 1 || a.threads < 1) usage("sizes must be >= 1");
   return a;
@@ -126,10 +132,14 @@ int run_one(const Args& a) {
   const Gnn model(cfg, 7);
   at::Tensor flat = at::zeros({model.num_parameters()}, at::kFloat);
   const ClipConfig clip = ClipConfig::flat(1.0);
+  ClipOptions options;
+  options.kernel = a.kernel == "segment"      ? NormKernel::kSegment
+                   : a.kernel == "size-class" ? NormKernel::kSizeClass
+                                              : NormKernel::kAuto;
   auto step = [&](std::int64_t t) {
     const DropoutKey key{1, t};
     if (a.mode == "dp") {
-      clipped_gradient_sum(model, batch, clip, key, flat);
+      clipped_gradient_sum(model, batch, clip, key, flat, options);
     } else if (a.mode == "nonprivate") {
       gradient_sum(model, batch, key, flat);
     } else {
@@ -161,7 +171,8 @@ std::map<std::string, std::string> run_child(const std::string& self, const Args
   cmd << self << " --mode " << mode << " --subgraphs " << a.subgraphs << " --max-size " << a.max_size
       << " --features " << a.features << " --hidden " << a.hidden << " --classes " << a.classes
       << " --layers " << a.layers << " --arch " << a.arch << " --threads " << a.threads
-      << " --repeats " << a.repeats << " --seed " << a.seed << (a.sorted ? " --sorted" : "");
+      << " --repeats " << a.repeats << " --seed " << a.seed << " --kernel " << a.kernel
+      << (a.sorted ? " --sorted" : "");
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (pipe == nullptr) usage("cannot start " + cmd.str());
   std::string out;

@@ -14,7 +14,7 @@
 //                    S (d_in + d_out) > d_in d_out, i.e. tiny layers and big subgraphs)
 //       bias-only map: ||sum_{i in s} g_i||^2 via a segment sum.
 //  4. factors c_s = min(1, C / ||g_s||) (1 when ||g_s|| = 0), c per node, and the clipped sum
-//     straight into the flat buffer: dW = (c * G)^T A, db = sum_i c_i g_i   (Bu et al. 2023)
+//     straight into the flat buffer: dW = (c * G)^T A, db = G^T c          (Bu et al. 2023)
 #include "dpgnn/model/clipping.h"
 
 #include <ATen/ATen.h>
@@ -338,14 +338,30 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   result.num_clipped = result.factors.lt(1.0).any(1).sum().item<std::int64_t>();
   const at::Tensor node_factors = result.factors.index_select(0, layout.segment);  // [n, ncol]
   const std::vector<at::Tensor> views = model.split_flat(flat_out);
+  // Scaling G by the node factors reuses G's memory where G is not shared with another map's
+  // gradient (autograd may hand out one tensor for two outputs, e.g. both operands of an add):
+  // a fresh [n, d_out] buffer per map per step costs page faults, not just the multiply.
+  auto shared = [&](std::size_t i) {
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      if (j != i && grads[j].defined() && grads[j].is_alias_of(grads[i])) return true;
+    }
+    return false;
+  };
   for (std::size_t i = 0; i < fw.maps.size(); ++i) {
     const LinearMapRecord& m = fw.maps[i];
     const std::int64_t col = clip.mode == ClipMode::kFlat ? 0 : m.layer;
-    const at::Tensor Gc = grads[i] * node_factors.select(1, col).unsqueeze(1);  // [n, dout]
-    if (m.weight >= 0) {
-      at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
-      at::mm_out(w, Gc.t(), m.input);
+    const at::Tensor c = node_factors.select(1, col);  // [n]
+    if (m.weight < 0) {
+      // Bias-only map: db = G^T c, one matrix-vector product, G is not touched.
+      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
+      at::mv_out(b, grads[i].t(), c);
+      grads[i] = at::Tensor();
+      continue;
     }
+    const at::Tensor Gc = grads[i].is_contiguous() && !shared(i) ? grads[i].mul_(c.unsqueeze(1))
+                                                                 : grads[i] * c.unsqueeze(1);  // [n, dout]
+    at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
+    at::mm_out(w, Gc.t(), m.input);
     if (m.bias >= 0) {
       at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
       at::sum_out(b, Gc, {0});

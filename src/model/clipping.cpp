@@ -384,11 +384,20 @@ double gradient_sum(const Gnn& model, const Batch& batch, const DropoutKey& key,
     flat_out.zero_();
     return 0.0;
   }
+  using Clock = std::chrono::steady_clock;
+  const bool timing = spdlog::should_log(spdlog::level::debug);
+  const auto t0 = Clock::now();
   c10::AutoGradMode grad_on(true);
   TrainForward fw = model.forward_train(batch, key, /*record_maps=*/false);
+  const auto t1 = Clock::now();
   const std::vector<at::Tensor> grads =
       torch::autograd::grad({fw.loss_sum}, model.parameters(), {}, false, false, true);
   const double loss = fw.loss_sum.item<double>();
+  if (timing) {
+    spdlog::debug("gradient sum: forward {:.1f} ms, backward {:.1f} ms",
+                  std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                  std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+  }
   c10::NoGradGuard no_grad;
   const std::vector<at::Tensor> views = model.split_flat(flat_out);
   for (std::size_t i = 0; i < grads.size(); ++i) {

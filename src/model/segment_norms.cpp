@@ -16,11 +16,24 @@ namespace {
 // Subgraphs per parallel task: a subgraph is O(S^2 d) work, a few of them amortise a task.
 constexpr std::int64_t kSubgraphGrain = 8;
 
+// The loop over a range of subgraphs is built twice on x86-64 Linux with GCC, for the baseline
+// ISA and for x86-64-v3 (AVX2 + FMA), and the loader picks one per machine (an ifunc): the dot
+// products run on 256-bit vectors where the CPU has them (about 1.4x faster norms than SSE2 on
+// the bench machine), and the binary still runs on any x86-64. The helpers below are always
+// inlined into it, so they are built for both targets.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define DPGNN_ISA_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define DPGNN_INLINE inline __attribute__((always_inline))
+#else
+#define DPGNN_ISA_CLONES
+#define DPGNN_INLINE inline
+#endif
+
 // x.y with K independent partial sums (two 256-bit registers' worth): the loop vectorises
 // without reassociating a single accumulator (this file is built with -O3), and the partial
 // sums are combined in a fixed order, so the result depends only on the inputs.
 template <typename T>
-inline T dot(const T* __restrict x, const T* __restrict y, std::int64_t d) {
+DPGNN_INLINE T dot(const T* __restrict x, const T* __restrict y, std::int64_t d) {
   constexpr int K = 64 / static_cast<int>(sizeof(T));
   T acc[K] = {};
   std::int64_t k = 0;
@@ -44,7 +57,7 @@ struct Scratch {
 };
 
 template <typename T>
-double bias_norm2(const T* G, std::int64_t dout, Scratch<T>& sc) {
+DPGNN_INLINE double bias_norm2(const T* G, std::int64_t dout, Scratch<T>& sc) {
   sc.vec.assign(static_cast<std::size_t>(dout), 0.0);
   for (const std::int64_t i : sc.rows) {
     const T* g = G + i * dout;
@@ -58,7 +71,7 @@ double bias_norm2(const T* G, std::int64_t dout, Scratch<T>& sc) {
 // Squared norm of one subgraph's gradient of one map's parameters; A and G point at the
 // subgraph's first row, S rows.
 template <typename T>
-double map_norm2(const T* A, std::int64_t din, const T* G, std::int64_t dout, std::int64_t S,
+DPGNN_INLINE double map_norm2(const T* A, std::int64_t din, const T* G, std::int64_t dout, std::int64_t S,
                  bool has_weight, bool has_bias, NormStrategy strategy, Scratch<T>& sc) {
   sc.rows.clear();
   sc.g2.clear();
@@ -113,31 +126,56 @@ double map_norm2(const T* A, std::int64_t din, const T* G, std::int64_t dout, st
 }
 
 template <typename T>
+struct Raw {
+  int layer;
+  bool w, b;
+  const T* A;
+  std::int64_t din;
+  const T* G;
+  std::int64_t dout;
+};
+
+template <typename T>
+DPGNN_INLINE void subgraph_range(const std::vector<Raw<T>>& raw, const std::int64_t* ptr, std::int64_t B,
+                                 std::int64_t s0, std::int64_t s1, NormStrategy strategy, double* out) {
+  Scratch<T> sc;
+  for (std::int64_t s = s0; s < s1; ++s) {
+    const std::int64_t r0 = ptr[s], S = ptr[s + 1] - ptr[s];
+    for (const Raw<T>& m : raw) {
+      out[m.layer * B + s] += map_norm2<T>(m.A != nullptr ? m.A + r0 * m.din : nullptr, m.din, m.G + r0 * m.dout,
+                                           m.dout, S, m.w, m.b, strategy, sc);
+    }
+  }
+}
+
+// One non-template function per dtype (target_clones takes no templates).
+DPGNN_ISA_CLONES void range_f32(const std::vector<Raw<float>>& raw, const std::int64_t* ptr, std::int64_t B,
+                                std::int64_t s0, std::int64_t s1, NormStrategy strategy, double* out) {
+  subgraph_range<float>(raw, ptr, B, s0, s1, strategy, out);
+}
+DPGNN_ISA_CLONES void range_f64(const std::vector<Raw<double>>& raw, const std::int64_t* ptr, std::int64_t B,
+                                std::int64_t s0, std::int64_t s1, NormStrategy strategy, double* out) {
+  subgraph_range<double>(raw, ptr, B, s0, s1, strategy, out);
+}
+void range(const std::vector<Raw<float>>& raw, const std::int64_t* ptr, std::int64_t B, std::int64_t s0,
+           std::int64_t s1, NormStrategy strategy, double* out) {
+  range_f32(raw, ptr, B, s0, s1, strategy, out);
+}
+void range(const std::vector<Raw<double>>& raw, const std::int64_t* ptr, std::int64_t B, std::int64_t s0,
+           std::int64_t s1, NormStrategy strategy, double* out) {
+  range_f64(raw, ptr, B, s0, s1, strategy, out);
+}
+
+template <typename T>
 void run(const std::vector<SegmentMap>& maps, const std::int64_t* ptr, std::int64_t B, NormStrategy strategy,
          double* out) {
-  struct Raw {
-    int layer;
-    bool w, b;
-    const T* A;
-    std::int64_t din;
-    const T* G;
-    std::int64_t dout;
-  };
-  std::vector<Raw> raw;
+  std::vector<Raw<T>> raw;
   for (const SegmentMap& m : maps) {
     raw.push_back({m.layer, m.has_weight, m.has_bias, m.input.defined() ? m.input.data_ptr<T>() : nullptr,
                    m.input.defined() ? m.input.size(1) : 0, m.grad.data_ptr<T>(), m.grad.size(1)});
   }
-  at::parallel_for(0, B, kSubgraphGrain, [&](std::int64_t s0, std::int64_t s1) {
-    Scratch<T> sc;
-    for (std::int64_t s = s0; s < s1; ++s) {
-      const std::int64_t r0 = ptr[s], S = ptr[s + 1] - ptr[s];
-      for (const Raw& m : raw) {
-        out[m.layer * B + s] += map_norm2<T>(m.A != nullptr ? m.A + r0 * m.din : nullptr, m.din, m.G + r0 * m.dout,
-                                             m.dout, S, m.w, m.b, strategy, sc);
-      }
-    }
-  });
+  at::parallel_for(0, B, kSubgraphGrain,
+                   [&](std::int64_t s0, std::int64_t s1) { range(raw, ptr, B, s0, s1, strategy, out); });
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ run() {  # run NAME ROUND -> prints steps/s
   rate "$dir"
 }
 
+rm -f "$WORK"/gcn-*.log "$WORK"/drw-*.log  # the stage medians read this invocation's logs only
 echo "# width $WIDTH, batch $BATCH, walk $WALK, $STEPS steps, $THREADS threads, $ROUNDS rounds; $(date -u +%FT%TZ)"
 best_gcn=0 best_drw=0
 for r in $(seq 1 "$ROUNDS"); do

@@ -385,6 +385,18 @@ TEST(ClippingEngine, RejectsAGradientBufferOfTheWrongSize) {
   EXPECT_THROW(clipped_gradient_sum(model, batch, ClipConfig::flat(1.0), {}, wrong), UsageError);
 }
 
+TEST(ClippingEngine, SegmentKernelRefusesTensorsItDoesNotHandle) {
+  Gnn model(tiny_config(Arch::kGcn, 1, false), 4, at::kCPU, at::kBFloat16);
+  RandomBatchSpec spec;
+  spec.sizes = {2, 3};
+  spec.dtype = at::kBFloat16;
+  const Batch batch = random_batch(spec);
+  at::Tensor flat = at::zeros({model.num_parameters()}, at::kBFloat16);
+  ClipOptions opt;
+  opt.kernel = NormKernel::kSegment;
+  EXPECT_THROW(clipped_gradient_sum(model, batch, ClipConfig::flat(1.0), {}, flat, opt), UsageError);
+}
+
 TEST(ClipConfig, PerLayerBoundIsTheRootSumOfSquaresOfTheThresholds) {
   EXPECT_DOUBLE_EQ(ClipConfig::per_layer({3.0, 4.0}).total_clip_norm(), 5.0);
   const ClipConfig eq = ClipConfig::per_layer_equal(2.0, 4);

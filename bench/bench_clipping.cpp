@@ -4,9 +4,12 @@
 //                                               step and this process's peak RSS
 //   bench_clipping --mode all                   runs the three modes as child processes (so
 //                                               each peak RSS is its own) and prints ratios
+//   bench_clipping --mode pair                  nonprivate and dp steps alternating in this
+//                                               process (both see the same machine load): best
+//                                               and median of each, and the ratio of the bests
 //
 // dp:         forward + ghost-norm per-subgraph norms + book-keeping clipped sum
-//             (model/clipping.h, clipped_gradient_sum)
+//             (model/clipping.h, clipped_gradient_sum; --kernel picks the norm kernel)
 // nonprivate: forward + autograd backward w.r.t. the parameters, gradient sum (gradient_sum)
 // naive:      one forward + backward per subgraph (the test oracle, tests/model/naive_oracle.h)
 // Default workload (issue 5): 2-layer GCN, 602 -> 256 -> 41, 10,000 subgraphs of 1..17 nodes
@@ -42,6 +45,7 @@ using namespace dpgnn::model;
 struct Args {
   std::string mode = "all";
   std::int64_t subgraphs = 10000;
+  std::int64_t min_size = 1;
   std::int64_t max_size = 17;
   std::int64_t features = 602;
   int hidden = 256;
@@ -51,14 +55,16 @@ struct Args {
   int threads = 2;
   int repeats = 5;
   bool sorted = false;  // order the batch's subgraphs by size (lets buckets be views)
+  std::string kernel = "auto";  // dp: norm kernel, auto | segment | size-class (clipping.h)
   std::uint64_t seed = 1;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_clipping: " << problem
             << "\nusage: bench_clipping [--mode dp|nonprivate|naive|all] [--subgraphs N]"
-               " [--max-size K] [--features F] [--hidden H] [--classes C] [--layers L]"
-               " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]\n";
+               " [--min-size k] [--max-size K] [--features F] [--hidden H] [--classes C] [--layers L]"
+               " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]"
+               " [--kernel auto|segment|size-class]\n";
   std::exit(2);
 }
 
@@ -72,6 +78,7 @@ Args parse(int argc, char** argv) {
     };
     if (k == "--mode") a.mode = value();
     else if (k == "--subgraphs") a.subgraphs = std::stoll(value());
+    else if (k == "--min-size") a.min_size = std::stoll(value());
     else if (k == "--max-size") a.max_size = std::stoll(value());
     else if (k == "--features") a.features = std::stoll(value());
     else if (k == "--hidden") a.hidden = std::stoi(value());
@@ -81,20 +88,24 @@ Args parse(int argc, char** argv) {
     else if (k == "--threads") a.threads = std::stoi(value());
     else if (k == "--repeats") a.repeats = std::stoi(value());
     else if (k == "--sorted") a.sorted = true;
+    else if (k == "--kernel") a.kernel = value();
     else if (k == "--seed") a.seed = std::stoull(value());
     else usage("unknown argument " + k);
   }
-  if (a.mode != "dp" && a.mode != "nonprivate" && a.mode != "naive" && a.mode != "all") {
-    usage("--mode must be dp, nonprivate, naive or all");
+  if (a.mode != "dp" && a.mode != "nonprivate" && a.mode != "naive" && a.mode != "all" && a.mode != "pair") {
+    usage("--mode must be dp, nonprivate, naive, all or pair");
   }
-  if (a.subgraphs < 1 || a.max_size < 1 || a.repeats < 1 || a.threads < 1) usage("sizes must be >= 1");
+  if (a.kernel != "auto" && a.kernel != "segment" && a.kernel != "size-class") {
+    usage("--kernel must be auto, segment or size-class");
+  }
+  if (a.subgraphs < 1 || a.min_size < 1 || a.max_size < a.min_size || a.repeats < 1 || a.threads < 1) usage("sizes must be >= 1");
   return a;
 }
 
 Batch make_workload(const Args& a) {
   std::mt19937_64 rng(a.seed);
   testing::RandomBatchSpec spec;
-  std::uniform_int_distribution<std::int64_t> size(1, a.max_size);
+  std::uniform_int_distribution<std::int64_t> size(a.min_size, a.max_size);
   for (std::int64_t s = 0; s < a.subgraphs; ++s) spec.sizes.push_back(size(rng));
   if (a.sorted) std::sort(spec.sizes.begin(), spec.sizes.end());
   spec.features = 1;  // replaced below without a host copy of the big feature matrix
@@ -126,16 +137,44 @@ int run_one(const Args& a) {
   const Gnn model(cfg, 7);
   at::Tensor flat = at::zeros({model.num_parameters()}, at::kFloat);
   const ClipConfig clip = ClipConfig::flat(1.0);
+  ClipOptions options;
+  options.kernel = a.kernel == "segment"      ? NormKernel::kSegment
+                   : a.kernel == "size-class" ? NormKernel::kSizeClass
+                                              : NormKernel::kAuto;
   auto step = [&](std::int64_t t) {
     const DropoutKey key{1, t};
     if (a.mode == "dp") {
-      clipped_gradient_sum(model, batch, clip, key, flat);
+      clipped_gradient_sum(model, batch, clip, key, flat, options);
     } else if (a.mode == "nonprivate") {
       gradient_sum(model, batch, key, flat);
     } else {
       flat.copy_(testing::naive_per_sample(model, batch, key, clip, false).clipped_sum);
     }
   };
+  if (a.mode == "pair") {
+    std::vector<double> t_np, t_dp;
+    auto timed = [&](auto&& f) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      return seconds_since(t0);
+    };
+    gradient_sum(model, batch, DropoutKey{1, 0}, flat);  // warm-up
+    clipped_gradient_sum(model, batch, clip, DropoutKey{1, 0}, flat, options);
+    for (int r = 0; r < a.repeats; ++r) {
+      const DropoutKey key{1, static_cast<std::int64_t>(r + 1)};
+      t_np.push_back(timed([&] { gradient_sum(model, batch, key, flat); }));
+      t_dp.push_back(timed([&] { clipped_gradient_sum(model, batch, clip, key, flat, options); }));
+    }
+    std::sort(t_np.begin(), t_np.end());
+    std::sort(t_dp.begin(), t_dp.end());
+    std::printf("mode=pair nodes=%lld edges=%lld params=%lld threads=%d repeats=%d nonprivate_best=%.6f "
+                "nonprivate_median=%.6f dp_best=%.6f dp_median=%.6f ratio_best=%.4f ratio_median=%.4f\n",
+                static_cast<long long>(batch.num_nodes()), static_cast<long long>(batch.block.num_edges()),
+                static_cast<long long>(model.num_parameters()), at::get_num_threads(), a.repeats, t_np.front(),
+                t_np[t_np.size() / 2], t_dp.front(), t_dp[t_dp.size() / 2], t_dp.front() / t_np.front(),
+                t_dp[t_dp.size() / 2] / t_np[t_np.size() / 2]);
+    return 0;
+  }
   const int repeats = a.mode == "naive" ? 1 : a.repeats;
   if (a.mode != "naive") step(0);  // warm-up: allocator, thread pool
   std::vector<double> times;
@@ -158,10 +197,12 @@ int run_one(const Args& a) {
 
 std::map<std::string, std::string> run_child(const std::string& self, const Args& a, const std::string& mode) {
   std::ostringstream cmd;
-  cmd << self << " --mode " << mode << " --subgraphs " << a.subgraphs << " --max-size " << a.max_size
+  cmd << self << " --mode " << mode << " --subgraphs " << a.subgraphs << " --min-size " << a.min_size
+      << " --max-size " << a.max_size
       << " --features " << a.features << " --hidden " << a.hidden << " --classes " << a.classes
       << " --layers " << a.layers << " --arch " << a.arch << " --threads " << a.threads
-      << " --repeats " << a.repeats << " --seed " << a.seed << (a.sorted ? " --sorted" : "");
+      << " --repeats " << a.repeats << " --seed " << a.seed << " --kernel " << a.kernel
+      << (a.sorted ? " --sorted" : "");
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (pipe == nullptr) usage("cannot start " + cmd.str());
   std::string out;

@@ -4,14 +4,17 @@
 //  1. forward over the batch, recording every linear map (A, Z)            (gnn.cpp)
 //  2. ONE autograd pass: G = dLoss/dZ for all maps (not dLoss/dW: the weight-gradient
 //     matmuls of the backward are skipped and done once, weighted, in step 4)
-//  3. per-subgraph squared norms, per map, per size class of subgraphs (padded, see SizeBucket):
+//  3. per-subgraph squared norms:
+//     CPU (NormKernel::kSegment, segment_norms.h): one parallel loop over the subgraphs, each
+//       map's ghost norm from the subgraph's contiguous rows of A and G, in place;
+//     other devices (kSizeClass): per map, per size class of subgraphs (padded, see SizeBucket):
 //       size 1:      ||a||^2 ||g||^2                    (+ ||g||^2 for a bias)
 //       ghost:       <A_s A_s^T (+ 1 1^T), G_s G_s^T>  via two bmm on [B_c, S, d]
 //       materialise: ||A_s^T G_s||_F^2 via bmm on [chunk, d_in, d_out] (when
 //                    S (d_in + d_out) > d_in d_out, i.e. tiny layers and big subgraphs)
-//     bias-only map: ||sum_{i in s} g_i||^2 via a segment sum.
+//       bias-only map: ||sum_{i in s} g_i||^2 via a segment sum.
 //  4. factors c_s = min(1, C / ||g_s||) (1 when ||g_s|| = 0), c per node, and the clipped sum
-//     straight into the flat buffer: dW = (c * G)^T A, db = sum_i c_i g_i   (Bu et al. 2023)
+//     straight into the flat buffer: dW = (c * G)^T A, db = G^T c          (Bu et al. 2023)
 #include "dpgnn/model/clipping.h"
 
 #include <ATen/ATen.h>
@@ -25,9 +28,12 @@
 #include <string>
 
 #include "dpgnn/util/error.h"
+#include "segment_norms.h"
 
 namespace dpgnn::model {
 namespace {
+
+using detail::use_ghost;
 
 // Subgraphs grouped into size classes {1}, {2}, {3,4}, {5..8}, {9..16}, ... and padded to the
 // largest size present in their class, so that every class is one dense [B_c, S, d] block:
@@ -54,7 +60,7 @@ std::int64_t size_class(std::int64_t k) {
   return c;
 }
 
-BatchLayout make_layout(const Batch& batch, c10::ScalarType dtype) {
+BatchLayout make_layout(const Batch& batch, c10::ScalarType dtype, bool with_buckets) {
   const c10::Device device = batch.device();
   const at::Tensor ptr = batch.node_ptr.cpu();
   const auto* p = ptr.data_ptr<std::int64_t>();
@@ -72,6 +78,7 @@ BatchLayout make_layout(const Batch& batch, c10::ScalarType dtype) {
   const auto i64 = at::TensorOptions().dtype(at::kLong);
   BatchLayout layout;
   layout.segment = at::tensor(at::ArrayRef<std::int64_t>(segment), i64).to(device);
+  if (!with_buckets) return layout;
   for (std::int64_t c = 1; c <= max_class; c *= 2) {
     const auto& ids = subs[static_cast<std::size_t>(c)];
     if (ids.empty()) continue;
@@ -117,15 +124,6 @@ at::Tensor bucket_rows(const at::Tensor& t, const SizeBucket& b, bool zero_paddi
   at::Tensor g = t.index_select(0, b.rows);  // [B_c * S, d]
   if (zero_padding && b.pad_mask.defined()) g.mul_(b.pad_mask);
   return g.view({b.count, b.size, t.size(1)});
-}
-
-bool use_ghost(std::int64_t k, std::int64_t din, std::int64_t dout, NormStrategy s) {
-  if (s == NormStrategy::kGhost) return true;
-  if (s == NormStrategy::kMaterialize) return false;
-  // flops of two Gram matrices + inner product vs one per-sample gradient + its square sum
-  const double ghost = static_cast<double>(k * k) * static_cast<double>(din + dout + 1);
-  const double mat = static_cast<double>(k + 1) * static_cast<double>(din) * static_cast<double>(dout);
-  return ghost <= mat;
 }
 
 // Adds the per-subgraph squared gradient norm of one map's parameters to norms2 [B].
@@ -271,7 +269,14 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
     return ms;
   };
   double ms_layout = 0, ms_forward = 0, ms_backward = 0, ms_norms = 0, ms_sum = 0;
-  const BatchLayout layout = make_layout(batch, model.dtype());
+  const bool cpu_float = model.device().is_cpu() &&
+                         (model.dtype() == at::kFloat || model.dtype() == at::kDouble);
+  if (options.kernel == NormKernel::kSegment && !cpu_float) {
+    throw UsageError("clipping: the segment norm kernel needs float32 or float64 CPU tensors");
+  }
+  const bool segment_kernel = options.kernel == NormKernel::kSegment ||
+                              (options.kernel == NormKernel::kAuto && cpu_float);
+  const BatchLayout layout = make_layout(batch, model.dtype(), /*with_buckets=*/!segment_kernel);
   if (timing) ms_layout = lap();
 
   // 1-2. forward, then G = dLoss/dZ for every recorded map in one autograd pass.
@@ -295,11 +300,25 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   fw.loss_sum = at::Tensor();
   if (timing) ms_backward = lap();
 
-  // 3. per-subgraph, per-layer squared norms [B, L].
-  at::Tensor norms2 = at::zeros({L, B}, fopt);
-  for (std::size_t i = 0; i < fw.maps.size(); ++i) {
-    at::Tensor col = norms2[fw.maps[i].layer];
-    accumulate_map_norms(fw.maps[i], grads[i], layout, col, options);
+  // 3. per-subgraph, per-layer squared norms [L, B].
+  at::Tensor norms2;
+  if (segment_kernel) {
+    std::vector<detail::SegmentMap> maps;
+    maps.reserve(fw.maps.size());
+    for (std::size_t i = 0; i < fw.maps.size(); ++i) {
+      const LinearMapRecord& m = fw.maps[i];
+      maps.push_back({m.layer, m.weight >= 0, m.bias >= 0,
+                      m.input.defined() ? m.input.contiguous() : at::Tensor(), grads[i].contiguous()});
+    }
+    const at::Tensor ptr = batch.node_ptr.cpu().contiguous();
+    norms2 = detail::segment_norms_cpu(maps, ptr.data_ptr<std::int64_t>(), B, L, options.strategy)
+                 .to(fopt.dtype());
+  } else {
+    norms2 = at::zeros({L, B}, fopt);
+    for (std::size_t i = 0; i < fw.maps.size(); ++i) {
+      at::Tensor col = norms2[fw.maps[i].layer];
+      accumulate_map_norms(fw.maps[i], grads[i], layout, col, options);
+    }
   }
   result.layer_norms = norms2.t().sqrt();      // [B, L]
   result.norms = norms2.sum(0).sqrt();         // [B]
@@ -319,14 +338,30 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   result.num_clipped = result.factors.lt(1.0).any(1).sum().item<std::int64_t>();
   const at::Tensor node_factors = result.factors.index_select(0, layout.segment);  // [n, ncol]
   const std::vector<at::Tensor> views = model.split_flat(flat_out);
+  // Scaling G by the node factors reuses G's memory where G is not shared with another map's
+  // gradient (autograd may hand out one tensor for two outputs, e.g. both operands of an add):
+  // a fresh [n, d_out] buffer per map per step costs page faults, not just the multiply.
+  auto shared = [&](std::size_t i) {
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      if (j != i && grads[j].defined() && grads[j].is_alias_of(grads[i])) return true;
+    }
+    return false;
+  };
   for (std::size_t i = 0; i < fw.maps.size(); ++i) {
     const LinearMapRecord& m = fw.maps[i];
     const std::int64_t col = clip.mode == ClipMode::kFlat ? 0 : m.layer;
-    const at::Tensor Gc = grads[i] * node_factors.select(1, col).unsqueeze(1);  // [n, dout]
-    if (m.weight >= 0) {
-      at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
-      at::mm_out(w, Gc.t(), m.input);
+    const at::Tensor c = node_factors.select(1, col);  // [n]
+    if (m.weight < 0) {
+      // Bias-only map: db = G^T c, one matrix-vector product, G is not touched.
+      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
+      at::mv_out(b, grads[i].t(), c);
+      grads[i] = at::Tensor();
+      continue;
     }
+    const at::Tensor Gc = grads[i].is_contiguous() && !shared(i) ? grads[i].mul_(c.unsqueeze(1))
+                                                                 : grads[i] * c.unsqueeze(1);  // [n, dout]
+    at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
+    at::mm_out(w, Gc.t(), m.input);
     if (m.bias >= 0) {
       at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
       at::sum_out(b, Gc, {0});
@@ -349,11 +384,20 @@ double gradient_sum(const Gnn& model, const Batch& batch, const DropoutKey& key,
     flat_out.zero_();
     return 0.0;
   }
+  using Clock = std::chrono::steady_clock;
+  const bool timing = spdlog::should_log(spdlog::level::debug);
+  const auto t0 = Clock::now();
   c10::AutoGradMode grad_on(true);
   TrainForward fw = model.forward_train(batch, key, /*record_maps=*/false);
+  const auto t1 = Clock::now();
   const std::vector<at::Tensor> grads =
       torch::autograd::grad({fw.loss_sum}, model.parameters(), {}, false, false, true);
   const double loss = fw.loss_sum.item<double>();
+  if (timing) {
+    spdlog::debug("gradient sum: forward {:.1f} ms, backward {:.1f} ms",
+                  std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                  std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+  }
   c10::NoGradGuard no_grad;
   const std::vector<at::Tensor> views = model.split_flat(flat_out);
   for (std::size_t i = 0; i < grads.size(); ++i) {

@@ -1,10 +1,12 @@
 // The clipping engine against the naive per-sample oracle (naive_oracle.h): per-subgraph
 // norms, clipped sums (flat and per-layer), the non-private sum, for every architecture,
 // depth 1-3, single/multi-label, float64 (rel. 1e-5) and float32 (rel. 1e-3), ragged sizes,
-// subgraphs of size 1, zero-gradient subgraphs, dropout, and batch splitting.
+// subgraphs of size 1, zero-gradient subgraphs, dropout, and batch splitting; both norm kernels
+// (the CPU segment kernel and the size-class batched products that other devices use).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -68,10 +70,12 @@ double median_of(at::Tensor t) {
 }
 
 at::Tensor run_engine(const Gnn& model, const Batch& batch, const ClipConfig& clip,
-                      const DropoutKey& key, ClipResult* result, NormStrategy s = NormStrategy::kAuto) {
+                      const DropoutKey& key, ClipResult* result, NormStrategy s = NormStrategy::kAuto,
+                      NormKernel kernel = NormKernel::kAuto) {
   at::Tensor flat = at::empty({model.num_parameters()}, model.flat_parameters().options());
   ClipOptions opt;
   opt.strategy = s;
+  opt.kernel = kernel;
   opt.materialize_chunk_elements = 50;  // several chunks even at tiny dims
   *result = clipped_gradient_sum(model, batch, clip, key, flat, opt);
   return flat;
@@ -102,11 +106,13 @@ TEST_P(ClippingMatchesOracle, NormsAndClippedSumsAgreeForEveryStrategyFlatAndPer
 
   for (const ClipConfig& clip : {flat, per_layer}) {
     const auto oracle = naive_per_sample(model, batch, key, clip, false);
+    for (NormKernel kernel : {NormKernel::kSegment, NormKernel::kSizeClass})
     for (NormStrategy s : {NormStrategy::kAuto, NormStrategy::kGhost, NormStrategy::kMaterialize}) {
       const std::string what = std::string(clip.mode == ClipMode::kFlat ? "flat" : "per-layer") +
-                               " strategy " + std::to_string(static_cast<int>(s));
+                               " strategy " + std::to_string(static_cast<int>(s)) +
+                               (kernel == NormKernel::kSegment ? " segment kernel" : " size-class kernel");
       ClipResult r;
-      const at::Tensor sum = run_engine(model, batch, clip, key, &r, s);
+      const at::Tensor sum = run_engine(model, batch, clip, key, &r, s, kernel);
       expect_norms_close(r.norms, oracle.norms, tol, what + " norms");
       expect_norms_close(r.layer_norms, oracle.layer_norms, tol, what + " layer norms");
       expect_close(sum, oracle.clipped_sum, tol, what + " clipped sum");
@@ -157,12 +163,73 @@ TEST(ClippingEngine, SizeSortedBatchWithContiguousBucketsMatchesOracle) {
   const Batch batch = random_batch(spec);
   const ClipConfig clip = ClipConfig::flat(0.3);
   const auto oracle = naive_per_sample(model, batch, {}, clip, false);
+  for (NormKernel kernel : {NormKernel::kSegment, NormKernel::kSizeClass})
   for (NormStrategy s : {NormStrategy::kGhost, NormStrategy::kMaterialize}) {
     ClipResult r;
-    const at::Tensor sum = run_engine(model, batch, clip, {}, &r, s);
+    const at::Tensor sum = run_engine(model, batch, clip, {}, &r, s, kernel);
     expect_norms_close(r.norms, oracle.norms, 1e-5, "norms");
     expect_close(sum, oracle.clipped_sum, 1e-5, "clipped sum");
   }
+}
+
+// Walk-sized subgraphs (1..17 nodes) at wider layers: the CPU segment kernel and the size-class
+// products agree to float64 rounding for every architecture, with per-layer thresholds too, and
+// the first subgraphs agree with the oracle.
+TEST(ClippingEngine, SegmentKernelAgreesWithSizeClassKernelOnWalkSizedSubgraphs) {
+  for (Arch arch : {Arch::kGcn, Arch::kSage, Arch::kGin, Arch::kMlp}) {
+    ModelConfig cfg = tiny_config(arch, 2, false);
+    cfg.in_features = 40;
+    cfg.hidden = 24;
+    cfg.num_classes = 7;
+    Gnn model(cfg, 17, at::kCPU, at::kDouble);
+    RandomBatchSpec spec;
+    for (std::int64_t s = 0; s < 120; ++s) spec.sizes.push_back(1 + (s * 7 + s / 5) % 17);
+    spec.features = 40;
+    spec.classes = 7;
+    spec.extra_edge_factor = 1.5;
+    spec.seed = 29;
+    const Batch batch = random_batch(spec);
+    for (const ClipConfig& clip : {ClipConfig::flat(0.05), ClipConfig::per_layer({0.03, 0.04})}) {
+      ClipResult seg, cls;
+      const at::Tensor a = run_engine(model, batch, clip, {}, &seg, NormStrategy::kAuto, NormKernel::kSegment);
+      const at::Tensor b = run_engine(model, batch, clip, {}, &cls, NormStrategy::kAuto, NormKernel::kSizeClass);
+      expect_norms_close(seg.layer_norms, cls.layer_norms, 1e-10, arch_name(arch) + " layer norms");
+      expect_close(a, b, 1e-10, arch_name(arch) + " clipped sum");
+      EXPECT_EQ(seg.num_clipped, cls.num_clipped) << arch_name(arch);
+      EXPECT_GT(seg.num_clipped, 0) << arch_name(arch);
+    }
+    const Batch head = select_subgraphs(batch, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    const ClipConfig clip = ClipConfig::flat(0.05);
+    const auto oracle = naive_per_sample(model, head, {}, clip, false);
+    ClipResult r;
+    const at::Tensor sum = run_engine(model, head, clip, {}, &r, NormStrategy::kAuto, NormKernel::kSegment);
+    expect_norms_close(r.norms, oracle.norms, 1e-9, arch_name(arch) + " norms against the oracle");
+    expect_close(sum, oracle.clipped_sum, 1e-9, arch_name(arch) + " clipped sum against the oracle");
+  }
+}
+
+// One subgraph is summed by one thread in a fixed order: 1 and 2 threads give the same bits.
+TEST(ClippingEngine, SegmentKernelResultDoesNotDependOnTheThreadCount) {
+  ModelConfig cfg = tiny_config(Arch::kGcn, 2, false);
+  cfg.in_features = 33;
+  cfg.hidden = 20;
+  Gnn model(cfg, 3, at::kCPU, at::kFloat);
+  RandomBatchSpec spec;
+  for (std::int64_t s = 0; s < 300; ++s) spec.sizes.push_back(1 + (s * 5) % 17);
+  spec.features = 33;
+  spec.dtype = at::kFloat;
+  const Batch batch = random_batch(spec);
+  const int before = at::get_num_threads();
+  ClipResult r1, r2;
+  at::set_num_threads(1);
+  const at::Tensor s1 = run_engine(model, batch, ClipConfig::flat(0.1), {}, &r1, NormStrategy::kAuto,
+                                   NormKernel::kSegment);
+  at::set_num_threads(2);
+  const at::Tensor s2 = run_engine(model, batch, ClipConfig::flat(0.1), {}, &r2, NormStrategy::kAuto,
+                                   NormKernel::kSegment);
+  at::set_num_threads(before);
+  EXPECT_TRUE(at::equal(r1.norms, r2.norms));
+  EXPECT_TRUE(at::equal(r1.layer_norms, r2.layer_norms));
 }
 
 // A subgraph whose loss gradient is exactly zero: its root's logits are saturated by a huge
@@ -316,6 +383,18 @@ TEST(ClippingEngine, RejectsAGradientBufferOfTheWrongSize) {
   const Batch batch = random_batch(spec);
   at::Tensor wrong = at::zeros({model.num_parameters() + 1}, at::kDouble);
   EXPECT_THROW(clipped_gradient_sum(model, batch, ClipConfig::flat(1.0), {}, wrong), UsageError);
+}
+
+TEST(ClippingEngine, SegmentKernelRefusesTensorsItDoesNotHandle) {
+  Gnn model(tiny_config(Arch::kGcn, 1, false), 4, at::kCPU, at::kBFloat16);
+  RandomBatchSpec spec;
+  spec.sizes = {2, 3};
+  spec.dtype = at::kBFloat16;
+  const Batch batch = random_batch(spec);
+  at::Tensor flat = at::zeros({model.num_parameters()}, at::kBFloat16);
+  ClipOptions opt;
+  opt.kernel = NormKernel::kSegment;
+  EXPECT_THROW(clipped_gradient_sum(model, batch, ClipConfig::flat(1.0), {}, flat, opt), UsageError);
 }
 
 TEST(ClipConfig, PerLayerBoundIsTheRootSumOfSquaresOfTheThresholds) {

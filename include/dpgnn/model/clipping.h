@@ -13,8 +13,10 @@
 //   sum_s c_s A_s^T G_s = A^T (c_node * G),   c_s = min(1, C / ||g_s||)
 // No second backward, no per-sample copy. The ghost norm costs O(n_s^2 (d_in + d_out)) per
 // subgraph against O(n_s d_in d_out) for materialising A_s^T G_s; the engine chooses per map
-// and per size class (subgraphs are grouped into size classes {1}, {2}, {3,4}, {5..8}, ...,
-// padded within the class, so the Gram matrices are one bmm per class).
+// and per subgraph size. Two kernels (NormKernel): on the CPU, every subgraph's rows are one
+// contiguous block of A and G, read in place by one parallel loop over the batch
+// (segment_norms.h); on other devices subgraphs are grouped into size classes {1}, {2},
+// {3,4}, {5..8}, ..., padded within the class, so the Gram matrices are one bmm per class.
 //
 // Clipping modes:
 //   flat:      one threshold C over all parameters; per-example norm <= C.
@@ -57,9 +59,19 @@ struct ClipConfig {
 // How per-subgraph norms are computed for each (map, subgraph size) bucket.
 enum class NormStrategy { kAuto, kGhost, kMaterialize };
 
+// How the per-subgraph norms are computed.
+enum class NormKernel {
+  kAuto,      // kSegment for float32/float64 CPU tensors, kSizeClass otherwise (e.g. CUDA)
+  kSegment,   // CPU: every map and subgraph from its contiguous rows, in place, one parallel
+              // region for the batch (src/model/segment_norms.h)
+  kSizeClass, // any device: subgraphs gathered into padded size classes, a few batched
+              // products (bmm) per map and class: few, large kernels for a GPU
+};
+
 struct ClipOptions {
   NormStrategy strategy = NormStrategy::kAuto;
-  // Largest per-sample gradient block [chunk, d_in, d_out] materialised at once (elements).
+  NormKernel kernel = NormKernel::kAuto;
+  // kSizeClass: largest per-sample gradient block [chunk, d_in, d_out] materialised at once.
   std::int64_t materialize_chunk_elements = std::int64_t{1} << 22;
 };
 

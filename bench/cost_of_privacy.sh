@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The cost of privacy: DRW against the non-private GCN on the same data, sampler (disjoint
+# random walks), batch and model, trained by `dpgnn train` with bench/cost-of-privacy/{drw,gcn}.yaml.
+# The two runs alternate (gcn, drw, gcn, drw, ...) so that both see the same machine load;
+# each round prints both step rates (summary.json's steps_per_second, measured over the step
+# loop alone: sampling, set-up and the final evaluation are not in it) and the load average,
+# and the last line gives the best of the rounds for each and the ratio GCN / DRW (the cost of
+# privacy: 1.0 = free). It then times the exact discrete Gaussian noise for the model's
+# parameter count (bench_noise, on the run's threads), the part of a DRW step that rank 0
+# spends on the noise, so that the clipping share can be read apart from it.
+# Results: docs/benchmarks.md, "Cost of privacy".
+#
+#   bench/cost_of_privacy.sh [BUILD_DIR] [WORKDIR]
+#     BUILD_DIR  default build (needs src/cli/dpgnn and bench/bench_noise)
+#     WORKDIR    the dataset (made once, reused) and the runs; default /tmp/dpgnn-cost-of-privacy
+#   Environment (defaults in brackets): WIDTH [256] model.hidden, BATCH [2000] train.batch_size,
+#   STEPS [15] train.max_steps, WALK [16] sampler.walk_length, THREADS [2] train.threads,
+#   ROUNDS [2] alternating pairs, NOISE [1] 0 skips the noise timing, DEBUG [0] 1 keeps the
+#   DP step's stage timings (DPGNN_LOG_LEVEL=debug) and prints their medians,
+#   EXTRA ["" ] more --set overrides for both runs,
+#   CPUTIME [0] 1 also gives CPU milliseconds per step, for a loaded machine: each method runs
+#   with STEPS and with SHORT [5] steps and the difference of the process's user + system CPU
+#   time is divided by STEPS - SHORT (set-up, sampling and the final evaluation cancel). With
+#   THREADS=1 it does not depend on the load (wall time does); with more threads it counts the
+#   OpenMP/BLAS threads' spinning too.
+#
+# The dataset: a 60,000-node Reddit-shaped graph (`dpgnn synth`, the shape of bench/scale.sh's
+# reddit with fewer nodes: 602 features, 41 classes, average degree 490, homophily 0.8,
+# inductive, 66% training nodes); ~8 s and 0.27 GB to make.
+set -euo pipefail
+
+BUILD=$(realpath "${1:-build}")
+WORK=${2:-/tmp/dpgnn-cost-of-privacy}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN="$BUILD/src/cli/dpgnn"
+WIDTH=${WIDTH:-256}
+BATCH=${BATCH:-2000}
+STEPS=${STEPS:-15}
+WALK=${WALK:-16}
+THREADS=${THREADS:-2}
+ROUNDS=${ROUNDS:-2}
+NOISE=${NOISE:-1}
+DEBUG=${DEBUG:-0}
+EXTRA=${EXTRA:-}
+CPUTIME=${CPUTIME:-0}
+SHORT=${SHORT:-5}
+
+[ -x "$BIN" ] || { echo "cost_of_privacy.sh: no dpgnn binary at $BIN" >&2; exit 2; }
+mkdir -p "$WORK"
+export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS DPGNN_PROGRESS=0
+DATA="$WORK/reddit60k.h5"
+if [ ! -f "$DATA" ]; then
+  "$BIN" synth --nodes 60000 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 \
+    --inductive --train-frac 0.66 --val-frac 0.1 --name reddit60k --out "$DATA" >&2
+fi
+
+SETS=(--set "data.dataset=$DATA" --set "model.hidden=$WIDTH" --set "train.batch_size=$BATCH"
+      --set "train.max_steps=$STEPS" --set "sampler.walk_length=$WALK" --set "train.threads=$THREADS")
+# shellcheck disable=SC2206
+[ -n "$EXTRA" ] && SETS+=($EXTRA)
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+rate() { sed -n 's/.*"steps_per_second": *\([0-9.eE+-]*\).*/\1/p' "$1/summary.json"; }
+
+run() {  # run NAME ROUND -> prints steps/s
+  local name=$1 round=$2 dir="$WORK/run-$1-$2"
+  rm -rf "$dir"
+  if [ "$DEBUG" = 1 ]; then
+    DPGNN_LOG_LEVEL=debug "$BIN" train --config "$HERE/cost-of-privacy/$name.yaml" "${SETS[@]}" --out "$dir" \
+      > "$WORK/$name-$round.log" 2>&1
+  else
+    "$BIN" train --config "$HERE/cost-of-privacy/$name.yaml" "${SETS[@]}" --out "$dir" > "$WORK/$name-$round.log" 2>&1
+  fi
+  rate "$dir"
+}
+
+rm -f "$WORK"/gcn-*.log "$WORK"/drw-*.log  # the stage medians read this invocation's logs only
+echo "# width $WIDTH, batch $BATCH, walk $WALK, $STEPS steps, $THREADS threads, $ROUNDS rounds; $(date -u +%FT%TZ)"
+best_gcn=0 best_drw=0
+for r in $(seq 1 "$ROUNDS"); do
+  l0=$(load); g=$(run gcn "$r"); l1=$(load); d=$(run drw "$r"); l2=$(load)
+  printf 'round %d: gcn %.3f steps/s (load %s), drw %.3f steps/s (load %s), ratio %.3f\n' \
+    "$r" "$g" "$l0-$l1" "$d" "$l1-$l2" "$(echo "$g / $d" | bc -l)"
+  best_gcn=$(echo "if ($g > $best_gcn) $g else $best_gcn" | bc -l)
+  best_drw=$(echo "if ($d > $best_drw) $d else $best_drw" | bc -l)
+done
+printf 'best: gcn %.3f steps/s (%.1f ms/step), drw %.3f steps/s (%.1f ms/step), cost of privacy gcn/drw %.3f\n' \
+  "$best_gcn" "$(echo "1000 / $best_gcn" | bc -l)" "$best_drw" "$(echo "1000 / $best_drw" | bc -l)" \
+  "$(echo "$best_gcn / $best_drw" | bc -l)"
+
+if [ "$CPUTIME" = 1 ]; then
+  cpu() {  # cpu NAME STEPS -> user + system CPU seconds of one run
+    local dir="$WORK/run-$1-cpu"
+    rm -rf "$dir"
+    local TIMEFORMAT='%U %S'
+    { time "$BIN" train --config "$HERE/cost-of-privacy/$1.yaml" "${SETS[@]}" --set "train.max_steps=$2" \
+        --out "$dir" > /dev/null 2>&1; } 2>&1 | awk '{ print $1 + $2 }'
+  }
+  for r in $(seq 1 "$ROUNDS"); do
+    l0=$(load)
+    gl=$(cpu gcn "$STEPS"); gs=$(cpu gcn "$SHORT"); dl=$(cpu drw "$STEPS"); ds=$(cpu drw "$SHORT")
+    g=$(echo "1000 * ($gl - $gs) / ($STEPS - $SHORT)" | bc -l); d=$(echo "1000 * ($dl - $ds) / ($STEPS - $SHORT)" | bc -l)
+    printf 'cpu round %d: gcn %.1f CPU ms/step, drw %.1f CPU ms/step, ratio %.3f (load %s-%s)\n' \
+      "$r" "$g" "$d" "$(echo "$d / $g" | bc -l)" "$l0" "$(load)"
+  done
+fi
+
+if [ "$DEBUG" = 1 ]; then
+  # Medians over the DRW runs' steps of the DP step's stages (model/clipping.cpp).
+  for stage in layout forward "output gradients" "per-subgraph norms" "clipped sum"; do
+    grep -h "debug clipping:" "$WORK"/drw-*.log | sed -n "s/.*$stage \([0-9.]*\) ms.*/\1/p" | sort -g |
+      awk -v s="$stage" '{ v[NR] = $1 } END { if (NR) printf "drw stage %s: median %.1f ms over %d steps\n", s, v[int((NR + 1) / 2)], NR }'
+  done
+fi
+
+if [ "$NOISE" = 1 ] && [ -x "$BUILD/bench/bench_noise" ]; then
+  P=$(( 602 * WIDTH + WIDTH + WIDTH * 41 + 41 ))  # 2-layer GCN 602 -> WIDTH -> 41, with biases
+  "$BUILD/bench/bench_noise" --params "$P" --steps 3 --threads "$THREADS" | tail -1 |
+    sed "s/^/noise ($P parameters, load $(load)): /"
+fi

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/privacy/calibration.h"
 #include "dpgnn/privacy/orders.h"
@@ -99,9 +101,17 @@ void PrivacyPlan::make_grid(std::int64_t num_params, std::int64_t batch) {
 void PrivacyPlan::open_ledger(const std::string& path, const std::optional<Ledger>& ledger) {
   if (!private_ || rank_ != 0) return;
   accountant_.emplace(kind_, std::vector<double>{}, conversion_);
+  rdp_shadow_.emplace(privacy::AccountantKind::kRdp, std::vector<double>{}, conversion_);
   // The ledger's history replayed into the run's accountant: the same epsilon bit for bit.
-  if (ledger) accountant_->restore(accountant_from_ledger(ledger->entries, conversion_).serialise());
-  if (outer_subsample_) accountant_->set_subsample(*outer_subsample_);
+  if (ledger) {
+    const std::string history = accountant_from_ledger(ledger->entries, conversion_).serialise();
+    accountant_->restore(history);
+    rdp_shadow_->restore(history);
+  }
+  if (outer_subsample_) {
+    accountant_->set_subsample(*outer_subsample_);
+    rdp_shadow_->set_subsample(*outer_subsample_);
+  }
   ledger_ = std::make_unique<LedgerWriter>(path);
 }
 
@@ -139,7 +149,10 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
     } else if (rank_ == 0) {
       // Write-ahead: the release is counted (one durable ledger record with its digest) before
       // it is stored or used; a crash before this line leaves nothing released.
-      for (const auto& e : release_events_) accountant_->step(e.mechanism, e.count);
+      for (const auto& e : release_events_) {
+        accountant_->step(e.mechanism, e.count);
+        rdp_shadow_->step(e.mechanism, e.count);
+      }
       ReleaseRecord r;
       r.name = release_->name();
       r.events = release_events_;
@@ -174,6 +187,7 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
 
 void PrivacyPlan::record_step(std::int64_t step) {
   accountant_->step(mech_);
+  rdp_shadow_->step(mech_);
   LedgerEntry line;
   line.step = step;
   line.mechanism = mech_;
@@ -203,7 +217,11 @@ double PrivacyPlan::epsilon() const {
 }
 
 double PrivacyPlan::epsilon_bound() const {
-  return private_ && accountant_ ? accountant_->epsilon_bound(cfg_.privacy.delta).epsilon : 0.0;
+  if (!private_ || !rdp_shadow_) return 0.0;
+  const double rdp = rdp_shadow_->epsilon(cfg_.privacy.delta).epsilon;
+  // Every step is taken only when the chosen accountant says it stays within the target
+  // (next_step_exceeds), so the target bounds the spent epsilon too.
+  return kind_ == privacy::AccountantKind::kPld ? std::min(rdp, cfg_.privacy.target_epsilon) : rdp;
 }
 
 std::string PrivacyPlan::epsilon_source() const {

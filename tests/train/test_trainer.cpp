@@ -97,8 +97,8 @@ TEST(Trainer, StopsBeforeTheStepThatWouldExceedTheTargetEpsilon) {
   ASSERT_LT(s.steps, 100000);
   const auto entries = read_ledger(out + "/ledger.jsonl");
   EXPECT_EQ(static_cast<std::int64_t>(entries.size()), s.steps);
-  // Recompute from the ledger's schedule with a fresh accountant.
-  privacy::Accountant acc;
+  // Recompute from the ledger's schedule with a fresh accountant of the run's kind (pld).
+  privacy::Accountant acc(privacy::AccountantKind::kPld);
   for (const auto& e : entries) acc.step(e.mechanism);
   const double eps = acc.epsilon(cfg.privacy.delta).epsilon;
   EXPECT_NEAR(eps, s.epsilon, 1e-12 * eps);
@@ -171,7 +171,7 @@ TEST(Trainer, DrwDResamplesAndTheLedgerComposesTheChangingPopulations) {
   EXPECT_GT(populations.size(), 1u) << "each re-sampling epoch has its own M";
   for (int i = 0; i < 12; ++i)  // constant within an epoch of 4 steps
     EXPECT_EQ(entries[i].mechanism.dataset_size, entries[i - i % 4].mechanism.dataset_size);
-  privacy::Accountant acc;
+  privacy::Accountant acc(privacy::AccountantKind::kPld);
   for (const auto& e : entries) acc.step(e.mechanism);
   EXPECT_NEAR(acc.epsilon(cfg.privacy.delta).epsilon, s.epsilon, 1e-12 * s.epsilon);
 }

@@ -23,21 +23,9 @@ namespace {
 using testing::base_config;
 using testing::train_in_process;
 
-// The fixture's dataset with a structure-independent 4-part partition (DESIGN.md 5).
-const std::string& random_partition() {
-  static dpgnn::testing::TempDir dir;
-  static const std::string path = [] {
-    const std::string p = dir.file("random4.h5");
-    const auto r = dpgnn::testing::run_dpgnn("partition --dataset " + testing::TrainerData::get().dataset +
-                                             " --parts 4 --method random --seed 1 --out " + p);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return p;
-  }();
-  return path;
-}
 
 Config dpar_config(std::vector<std::string> overrides) {
-  std::vector<std::string> all = {"method=dpar", "data.partition=" + random_partition(), "dpar.appr_nodes=40",
+  std::vector<std::string> all = {"method=dpar", "data.partition=" + testing::random_partition(4), "dpar.appr_nodes=40",
                                   "train.batch_size=32"};
   all.insert(all.end(), overrides.begin(), overrides.end());
   return base_config(all);
@@ -333,7 +321,7 @@ TEST(DparCli, ARunKilledMidwayAndResumedRecordsTheReleaseOnceAndEndsLikeAnUninte
   const std::string cfg = tmp.file("c.yaml");
   std::ofstream(cfg) << "method: dpar\n"
                      << "data: {dataset: " << testing::TrainerData::get().dataset
-                     << ", partition: " << random_partition() << "}\n"
+                     << ", partition: " << testing::random_partition(4) << "}\n"
                      << "model: {hidden: 16}\n"
                      << "train: {batch_size: 16, max_steps: 20, seed: 4, eval_every: 10, checkpoint_every: 5, "
                         "threads: 1}\n"

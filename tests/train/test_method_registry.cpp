@@ -16,41 +16,16 @@ namespace {
 using testing::base_config;
 using testing::train_in_process;
 
-// The fixture's dataset with a structure-independent partition (node-level methods need one).
-const std::string& random_partition() {
-  static dpgnn::testing::TempDir dir;
-  static const std::string path = [] {
-    const std::string p = dir.file("random4.h5");
-    const auto r = dpgnn::testing::run_dpgnn("partition --dataset " + testing::TrainerData::get().dataset +
-                                             " --parts 4 --method random --seed 1 --out " + p);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return p;
-  }();
-  return path;
-}
 
 Config config_for(const std::string& method, std::vector<std::string> extra) {
-  std::vector<std::string> o = {"method=" + method, "data.partition=" + random_partition(), "train.batch_size=0",
+  std::vector<std::string> o = {"method=" + method, "data.partition=" + testing::random_partition(4), "train.batch_size=0",
                                 "train.ema=0", "dpar.appr_nodes=20"};
   o.insert(o.end(), extra.begin(), extra.end());
   return base_config(o);
 }
 
-std::vector<std::string> names_of(const std::string& model_file) {
-  auto f = h5::File::open_read(model_file);
-  std::vector<std::string> names;
-  H5Literate(
-      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-        static_cast<std::vector<std::string>*>(out)->push_back(name);
-        return 0;
-      },
-      &names);
-  return names;
-}
-
 std::vector<float> params_of(const std::string& run) {
-  return testing::read_model(run + "/model.h5", names_of(run + "/model.h5"));
+  return testing::read_model(run + "/model.h5", testing::model_parameter_names(run + "/model.h5"));
 }
 
 TEST(MethodRegistry, EveryMethodHasOneIdentity) {

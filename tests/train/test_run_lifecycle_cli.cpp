@@ -38,18 +38,6 @@ std::string bytes_of(const std::string& path) {
   return ss.str();
 }
 
-// The fixture's dataset with a structure-independent 2-part partition (DPAR is node-level).
-const std::string& random_partition() {
-  static dpgnn::testing::TempDir dir;
-  static const std::string path = [] {
-    const std::string p = dir.file("random2.h5");
-    const auto r = dpgnn::testing::run_dpgnn("partition --dataset " + testing::TrainerData::get().dataset +
-                                             " --parts 2 --method random --seed 1 --out " + p);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return p;
-  }();
-  return path;
-}
 
 // A DPAR config as a newcomer writes it: method, data, checkpoints, privacy (the method's
 // defaults for the rest). `extra` adds YAML lines.
@@ -58,7 +46,7 @@ std::string dpar_config(const dpgnn::testing::TempDir& tmp, const std::string& n
   const std::string path = tmp.file(name);
   std::ofstream(path) << "method: dpar\n"
                       << "data: {dataset: " << testing::TrainerData::get().dataset
-                      << ", partition: " << random_partition() << "}\n"
+                      << ", partition: " << testing::random_partition(2) << "}\n"
                       << "train: {checkpoint_every: 20, eval_every: 0, threads: 1}\n"
                       << "privacy: " << privacy << "\n";
   return path;
@@ -81,21 +69,8 @@ CommandResult train(const std::string& args, int ranks = 2, const std::string& e
   return run_command(mpiexec(ranks, env) + "train " + args);
 }
 
-std::vector<std::string> names_of(const std::string& model_file) {
-  auto f = h5::File::open_read(model_file);
-  std::vector<std::string> names;
-  H5Literate(
-      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-        static_cast<std::vector<std::string>*>(out)->push_back(name);
-        return 0;
-      },
-      &names);
-  return names;
-}
-
 std::vector<float> params_of(const std::string& run) {
-  return testing::read_model(run + "/model.h5", names_of(run + "/model.h5"));
+  return testing::read_model(run + "/model.h5", testing::model_parameter_names(run + "/model.h5"));
 }
 
 // The ledger without its header and resume segments (those record where and when a start ran).
@@ -266,7 +241,7 @@ TEST(RunLifecycle, DpGnnWithThePaperDegreeBoundSaysItIsNotPrivate) {
   const auto& d = testing::TrainerData::get();
   const std::string cfg = tmp.file("dpgnn.yaml");
   std::ofstream(cfg) << "method: dpgnn\n"
-                     << "data: {dataset: " << d.dataset << ", partition: " << random_partition() << "}\n"
+                     << "data: {dataset: " << d.dataset << ", partition: " << testing::random_partition(2) << "}\n"
                      << "sampler: {degree_bound: paper}\n"
                      << "train: {max_steps: 3, eval_every: 0, threads: 1}\n";
   const std::string run = tmp.file("run");

@@ -35,19 +35,6 @@ std::string write_config(const dpgnn::testing::TempDir& tmp, const std::string& 
   return path;
 }
 
-std::vector<std::string> names_of(const std::string& model_file) {
-  auto f = h5::File::open_read(model_file);
-  std::vector<std::string> names;
-  H5Literate(
-      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-        static_cast<std::vector<std::string>*>(out)->push_back(name);
-        return 0;
-      },
-      &names);
-  return names;
-}
-
 double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -65,7 +52,7 @@ TEST(TrainCli, OnePartitionFileGivesTheSameModelAndEpsilonOn1_2And4MpiRanks) {
     const std::string out = tmp.file("run" + std::to_string(n));
     const CommandResult r = run_command(mpiexec(n) + "train --config " + cfg + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    if (names.empty()) names = names_of(out + "/model.h5");
+    if (names.empty()) names = testing::model_parameter_names(out + "/model.h5");
     params.push_back(testing::read_model(out + "/model.h5", names));
     const auto s = testing::read_json(out + "/summary.json");
     EXPECT_EQ(s.at("ranks").get<int>(), n);
@@ -97,7 +84,7 @@ TEST(TrainCli, OnAGpuTheRunUsesNcclAndMatchesTheCpuRun) {
                                             : "device cuda:0: gradients all-reduced over nccl"),
               std::string::npos)
         << r.output;
-    if (names.empty()) names = names_of(out + "/model.h5");
+    if (names.empty()) names = testing::model_parameter_names(out + "/model.h5");
     params.push_back(testing::read_model(out + "/model.h5", names));
     summaries.push_back(testing::read_json(out + "/summary.json"));
   }
@@ -133,7 +120,7 @@ TEST(TrainCli, ARunKilledMidwayAndResumedEndsLikeAnUninterruptedOne) {
   EXPECT_EQ(b.at("steps"), a.at("steps"));
   EXPECT_EQ(b.at("epsilon").get<double>(), a.at("epsilon").get<double>());
   EXPECT_EQ(sgd_steps(read_ledger(cut + "/ledger.jsonl")), a.at("steps").get<std::int64_t>());
-  const auto names = names_of(full + "/model.h5");
+  const auto names = testing::model_parameter_names(full + "/model.h5");
   EXPECT_LT(max_relative_difference(testing::read_model(full + "/model.h5", names),
                                     testing::read_model(cut + "/model.h5", names)),
             1e-4);

@@ -39,19 +39,6 @@ std::string write_config(const dpgnn::testing::TempDir& tmp, const std::string& 
   return path;
 }
 
-std::vector<std::string> parameter_names(const std::string& model_file) {
-  auto f = h5::File::open_read(model_file);
-  std::vector<std::string> names;
-  H5Literate(
-      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-        static_cast<std::vector<std::string>*>(out)->push_back(name);
-        return 0;
-      },
-      &names);
-  return names;
-}
-
 std::string bytes_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -73,7 +60,7 @@ TEST(TrainSecrets, UnpinnedRunsOfOneConfigDrawDifferentBatchesPinnedRunsAreBitId
            {open_cfg, "a"}, {open_cfg, "b"}, {pinned_cfg, "p1"}, {pinned_cfg, "p2"}}) {
     const CommandResult r = train(cfg, tmp.file(out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    if (names.empty()) names = parameter_names(tmp.file(out) + "/model.h5");
+    if (names.empty()) names = testing::model_parameter_names(tmp.file(out) + "/model.h5");
     params.push_back(testing::read_model(tmp.file(out) + "/model.h5", names));
     const auto s = testing::read_json(tmp.file(out) + "/summary.json");
     const bool pinned = out[0] == 'p';

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -69,6 +70,34 @@ inline std::vector<float> read_model(const std::string& path, const std::vector<
     out.insert(out.end(), v.begin(), v.end());
   }
   return out;
+}
+
+// The names of the parameters stored in a model.h5, in the file's (alphabetical) order.
+inline std::vector<std::string> model_parameter_names(const std::string& model_file) {
+  auto f = h5::File::open_read(model_file);
+  std::vector<std::string> names;
+  H5Literate(
+      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+// The fixture's dataset with a structure-independent partition into `parts` (node-level
+// methods refuse METIS, DESIGN.md 5), made once per part count and test binary.
+inline const std::string& random_partition(int parts) {
+  static dpgnn::testing::TempDir dir;
+  static std::map<int, std::string> made;
+  auto it = made.find(parts);
+  if (it != made.end()) return it->second;
+  const std::string p = dir.file("random" + std::to_string(parts) + ".h5");
+  const auto r = dpgnn::testing::run_dpgnn("partition --dataset " + TrainerData::get().dataset + " --parts " +
+                                           std::to_string(parts) + " --method random --seed 1 --out " + p);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return made.emplace(parts, p).first->second;
 }
 
 inline nlohmann::json read_json(const std::string& path) {

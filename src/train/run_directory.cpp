@@ -36,10 +36,6 @@ StepSetup setup_of(const nlohmann::json& j, const std::string& where) {
   return s;
 }
 
-std::string describe(const StepSetup& s) {
-  return std::to_string(s.ranks) + " rank(s), device " + s.device + ", dpgnn " + s.version;
-}
-
 // Why `now` cannot replay steps recorded with `then`, or "".
 std::string replay_difference(const StepSetup& then, const StepSetup& now) {
   if (then.ranks != now.ranks)
@@ -233,10 +229,13 @@ RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& proven
     refuse(paths_, "a different config than the one the run is bound to (" +
                        first_config_difference(binding_.config_text, now.config_text) +
                        "); resume with `dpgnn train --resume --out " + paths_.dir.string() + "` alone");
-  if (fs::exists(paths_.config()) && read_text_file(paths_.config()) != binding_.config_text)
-    refuse(paths_, paths_.config().string() + " was edited since the run started (" +
-                       first_config_difference(binding_.config_text, read_text_file(paths_.config())) +
-                       "); the run is bound to the config in its ledger header: restore the file");
+  if (fs::exists(paths_.config())) {
+    const std::string on_disk = read_text_file(paths_.config());
+    if (on_disk != binding_.config_text)
+      refuse(paths_, paths_.config().string() + " was edited since the run started (" +
+                         first_config_difference(binding_.config_text, on_disk) +
+                         "); the run is bound to the config in its ledger header: restore the file");
+  }
   if (now.dataset_checksum != binding_.dataset_checksum || now.partition_checksum != binding_.partition_checksum)
     refuse(paths_, "the dataset or partition differs from the run's (checksums differ)");
   // ---- the checkpoint

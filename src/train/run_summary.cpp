@@ -88,14 +88,12 @@ TrainSummary RunOutputs::interrupted(const LoopResult& loop, const ModelState& s
   if (rank_ == 0)
     spdlog::warn("interrupted at step {} (signal {}); resume with: dpgnn train --resume --out {}", loop.step,
                  loop.signal, paths_.dir.string());
-  std::int64_t sig = loop.signal;
-  // The signal may have reached only some ranks: every rank exits with the same code.
   TrainSummary s;
   s.method = cfg_.method;
   s.steps = loop.step;
   s.ranks = world_;
   s.stopped_by = "interrupted";
-  s.signal = static_cast<int>(sig);
+  s.signal = loop.signal;
   return s;
 }
 

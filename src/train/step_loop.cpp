@@ -66,7 +66,7 @@ void ModelState::with_average(const std::function<void()>& fn) {
 
 void ModelState::load_from_rank0(const std::string& checkpoint, dist::Communicator& comm, int rank) {
   const auto P = static_cast<std::size_t>(net.num_parameters());
-  const c10::Device device = net.flatten().device();
+  const c10::Device device = net.device();
   if (rank == 0) load_checkpoint_state(checkpoint, net, *optimizer, ema.defined() ? &ema : nullptr);
   if (ema.defined()) {
     at::Tensor e = ema.to(torch::kCPU).contiguous();
@@ -117,9 +117,9 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
 
   // [gradient | loss | count | stop | interrupt] in float64: a private run's gradient travels as
   // integers on the noise grid (train/noise.h), which a float64 all-reduce sums exactly.
-  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(net.flatten().device());
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(net.device());
   at::Tensor buffer = torch::zeros({P + 4}, f64);
-  at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(net.flatten().device()));
+  at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(net.device()));
   // Rank 0 draws step t + 1's noise on spare cores while step t is computed (the noise depends
   // only on the secret, the step and the variance: noise_prefetch.h); bit-identical to drawing it
   // in the step.
@@ -139,7 +139,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     double loss_sum = 0.0;
     if (!picks.empty()) {
       const model::Batch batch =
-          build_batch(picks, ctx.epochs.sampled().parts, ctx.shard, net.flatten().device(), &ctx.release.example_features);
+          build_batch(picks, ctx.epochs.sampled().parts, ctx.shard, net.device(), &ctx.release.example_features);
       loss_sum = priv ? model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum
                       : model::gradient_sum(net, batch, dkey, grad);
     }

@@ -139,9 +139,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
     spdlog::info("{}: {} subgraphs over {} part(s) in {:.2f} s; batch {} (q = {:.4g})", cfg.method, epochs.M(),
                  shard.num_parts, epochs.sample_seconds(), epochs.m(),
                  static_cast<double>(epochs.m()) / static_cast<double>(epochs.M()));
-  if (rank == 0)
+  if (rank == 0 && spec.is_private())
     for (const auto& why : reasons_not_private(cfg))
-      if (spec.is_private()) spdlog::warn("this run is NOT private (summary.json private: false): {}", why);
+      spdlog::warn("this run is NOT private (summary.json private: false): {}", why);
   PrivacyPlan plan(cfg, spec, rank);
   plan.calibrate(epochs);
   if (rank == 0 && plan.is_private()) spdlog::info("{}", plan.describe());

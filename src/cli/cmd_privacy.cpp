@@ -9,7 +9,7 @@
 //                 --noise-multiplier x --steps T --delta d --json
 //   dpgnn privacy --scheme exponential|laplace --noise-multiplier x --steps T --delta d --json
 //                 (T = the number of selections / Laplace-noised values)
-//   dpgnn privacy --ledger RUN/ledger.jsonl --delta d [--json]
+//   dpgnn privacy --ledger RUN/ledger.jsonl [--delta d] [--json]   (delta: the run's own by default)
 //                 (the total of a run's ledger: pre-training releases and steps, as resume rebuilds it)
 // --accountant pld|rdp (default pld: privacy loss distributions where a dominating pair is
 // proven — wor, poisson, gaussian — reported as min(PLD, RDP); RDP for the other schemes;
@@ -60,12 +60,17 @@ struct PrivacyOptions {
 // --accountant, or its default: pld for a planned run; for --ledger the accountant the run used
 // (its header's config, privacy.accountant), so the replay reproduces the run's own total; rdp
 // for a ledger without a header (dpgnn 0.1 accounted by RDP).
+// The config a ledger's header binds the run to; nullopt for a ledger without a header.
+std::optional<train::Config> ledger_config(const std::string& ledger) {
+  const auto l = train::read_ledger_file(ledger);
+  if (!l.binding) return std::nullopt;
+  return train::parse_config(l.binding->at("config").get<std::string>(), ledger, {});
+}
+
 pv::AccountantKind accountant_kind(const PrivacyOptions& o) {
   if (o.accountant.empty() && !o.ledger.empty()) {
-    const auto l = train::read_ledger_file(o.ledger);
-    if (!l.binding) return pv::AccountantKind::kRdp;
-    return pv::parse_accountant(
-        train::parse_config(l.binding->at("config").get<std::string>(), o.ledger, {}).privacy.accountant);
+    const auto cfg = ledger_config(o.ledger);
+    return cfg ? pv::parse_accountant(cfg->privacy.accountant) : pv::AccountantKind::kRdp;
   }
   if (o.accountant.empty()) return pv::AccountantKind::kPld;
   try {
@@ -211,8 +216,17 @@ int run_ledger(const PrivacyOptions& o) {
            {o.target_epsilon.has_value(), "--target-epsilon"}, {o.steps.has_value(), "--steps"},
            {o.dataset_size.has_value(), "--dataset-size"}, {o.batch_size.has_value(), "--batch-size"}})
     if (given) throw UsageError(std::string("privacy: ") + name + " is not used with --ledger (the ledger says it)");
-  if (!o.delta) throw UsageError("privacy: --delta is required (e.g. --delta 1e-5)");
-  pv::validate_delta(*o.delta);
+  // --delta defaults to the run's own (the header's config); a ledger without a header needs it.
+  double delta = 0;
+  if (o.delta) {
+    delta = *o.delta;
+  } else if (const auto cfg = ledger_config(o.ledger)) {
+    delta = cfg->privacy.delta;
+  } else {
+    throw UsageError("privacy: --delta is required for " + o.ledger +
+                     " (it has no header naming the run's delta; e.g. --delta 1e-5)");
+  }
+  pv::validate_delta(delta);
   const pv::Conversion conversion = pv::parse_conversion(o.conversion);
   const std::vector<double> orders = o.orders.empty() ? pv::default_orders() : pv::parse_orders(o.orders);
   if (o.compare) throw UsageError("privacy: --compare is not used with --ledger (run it twice with --accountant)");
@@ -221,7 +235,7 @@ int run_ledger(const PrivacyOptions& o) {
   // The ledger's history, replayed into an accountant of the chosen kind.
   pv::Accountant acc(kind, orders, conversion);
   acc.restore(train::accountant_from_ledger(entries, conversion, orders).serialise());
-  const pv::EpsilonAtOrder spent = acc.epsilon(*o.delta);
+  const pv::EpsilonAtOrder spent = acc.epsilon(delta);
   const std::int64_t steps = train::sgd_steps(entries);
   const std::int64_t releases = static_cast<std::int64_t>(entries.size()) - steps;
   if (o.json) {
@@ -229,7 +243,7 @@ int run_ledger(const PrivacyOptions& o) {
     for (const auto& ev : acc.history()) events.push_back(pv::Accountant::event_line(ev.mechanism, ev.count));
     std::cout << nlohmann::json{{"mode", "ledger"},       {"ledger", o.ledger},
                                 {"steps", steps},         {"release_lines", releases},
-                                {"events", events},       {"delta", *o.delta},
+                                {"events", events},       {"delta", delta},
                                 {"epsilon", spent.epsilon}, {"order", spent.order},
                                 {"accountant", pv::accountant_name(kind)}, {"epsilon_from", source_of(spent)},
                                 {"conversion", pv::conversion_name(conversion)}, {"num_orders", orders.size()},
@@ -244,7 +258,7 @@ int run_ledger(const PrivacyOptions& o) {
     std::cout << "  the run is on a hidden uniform sample, " << acc.subsample()->to_string() << " (q = "
               << acc.subsample()->rate() << "): epsilon amplified by it (Balle, Barthe & Gaboardi 2018, Sec. 5)\n";
   for (const auto& ev : acc.history()) std::cout << "  " << pv::Accountant::event_line(ev.mechanism, ev.count) << "\n";
-  std::cout << "epsilon = " << spent.epsilon << " at delta = " << *o.delta << " ("
+  std::cout << "epsilon = " << spent.epsilon << " at delta = " << delta << " ("
             << (spent.pld ? std::string("privacy loss distribution")
                           : "RDP, order " + std::to_string(spent.order) + ", " + pv::conversion_name(conversion) +
                                 " conversion")
@@ -439,7 +453,7 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
                   "calibrate the noise multiplier (or, with --noise-multiplier and no --steps, "
                   "the number of steps) to this epsilon");
   app->add_option("--steps", opt->steps, "number of training steps T");
-  app->add_option("--delta", opt->delta, "delta in (0, 1)");
+  app->add_option("--delta", opt->delta, "delta in (0, 1); with --ledger, default the run's own");
   app->add_option("--conversion", opt->conversion,
                   "RDP -> (epsilon, delta): balle (default, Balle et al. 2020) or mironov");
   app->add_option("--orders", opt->orders,

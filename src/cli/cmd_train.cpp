@@ -137,7 +137,12 @@ void add_train_command(CLI::App& root, Registry& registry) {
       if (opt->dry_run && env.world_rank == 0)
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "
                   << s.batch_size << ", noise multiplier " << s.noise_multiplier << ", sigma " << s.sigma
-                  << ", accountant " << s.accountant << ", " << s.ranks << " rank(s)\n";
+                  << ", accountant " << s.accountant
+                  << (s.is_private ? " by " + cfg.privacy.accountant + ", " + std::to_string(s.steps) +
+                                         " steps within epsilon " + fmt::format("{}", s.target_epsilon) +
+                                         " (of max_steps " + std::to_string(cfg.train.max_steps) + ")"
+                                   : std::string())
+                  << ", " << s.ranks << " rank(s)\n";
     }
     dist::finalize_environment();
     return 0;

@@ -35,7 +35,23 @@ std::pair<MixturePair, MixturePair> pairs_of(const Mechanism& m) {
         return {g, g};
       }
       return {{PairKind::kRemove, m.sampling_rate, mu}, {PairKind::kAdd, m.sampling_rate, mu}};
-    default: break;
+    case Scheme::kDpGnn:
+    case Scheme::kGroupWor: {
+      // A unit's g examples (g = N(K, r) for DP-GNN), k of them in the batch: shift k / (g z).
+      const std::int64_t g = m.group_size();
+      if (m.batch_size >= m.dataset_size) {  // all g always drawn: the plain Gaussian
+        const MixturePair full{PairKind::kSymmetric, 1.0, mu};
+        return {full, full};
+      }
+      const MixturePair c{PairKind::kCountMixture, m.sampling_rate, mu / static_cast<double>(g),
+                          m.dataset_size, m.batch_size, g};
+      return {c, c};
+    }
+    case Scheme::kLaplace: {
+      const MixturePair l{PairKind::kLaplace, 1.0, mu};
+      return {l, l};
+    }
+    case Scheme::kExponential: break;
   }
   throw std::invalid_argument("no privacy loss distribution for scheme " + scheme_name(m.scheme) +
                               " (accounted by RDP)");
@@ -127,9 +143,7 @@ double worst_direction(const std::vector<AccountantEvent>& events, const PldOpti
 
 }  // namespace
 
-bool has_pld(Scheme scheme) {
-  return scheme == Scheme::kGaussian || scheme == Scheme::kWor || scheme == Scheme::kPoisson;
-}
+bool has_pld(Scheme scheme) { return scheme != Scheme::kExponential; }
 
 bool has_pld(const std::vector<AccountantEvent>& events) {
   return std::all_of(events.begin(), events.end(), [](const AccountantEvent& e) { return has_pld(e.mechanism.scheme); });

@@ -1,8 +1,10 @@
-// The one-step dominating pairs as Gaussian mixtures: their exact hockey-stick curves and
-// their pessimistic discretisation (pld.h). Everything is expressed through the remove pair
+// The one-step dominating pairs (pld.h): their exact hockey-stick curves and their
+// pessimistic discretisation. The Gaussian mixtures are expressed through the remove pair
 //   R = (P, Q) = ((1 - q) N(0,1) + q N(mu,1), N(0,1)),
 // whose loss L_R(y) = ln(1 - q + q e^{mu y - mu^2/2}) increases in y, so the masses of a loss
-// interval are normal-CDF differences over a y interval.
+// interval are normal-CDF differences over a y interval. The count mixture is a weighted sum
+// of Gaussian pairs (a Gaussian pair's loss is itself normal), the Laplace pair's masses are
+// differences of exponentials.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +12,7 @@
 #include <tuple>
 
 #include "dpgnn/privacy/pld.h"
+#include "hypergeometric.h"
 #include "normal.h"
 
 namespace dpgnn::privacy {
@@ -84,10 +87,113 @@ void split_into(std::vector<double>& out, std::int64_t offset, std::int64_t i, d
   out[static_cast<std::size_t>(i + 1 - offset)] += up;
 }
 
+// The x >= 0 with Phi(-x) <= tail (bisection).
+double normal_tail_point(double tail) {
+  double lo = 0.0, hi = 40.0;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (detail::normal_cdf(-mid) > tail ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+// The count mixture's weights P[k], k = first, first + 1, ... (hypergeometric.h).
+detail::HypergeometricLogPmf count_weights(const MixturePair& pair) {
+  if (pair.n < 1 || pair.m < 1 || pair.m > pair.n || pair.g < 1 || pair.g > pair.n)
+    throw std::invalid_argument("count mixture: need 1 <= m <= n and 1 <= g <= n");
+  return detail::hypergeometric_log_pmf(pair.n, pair.g, pair.m);
+}
+
+// Components below this weight go to the +inf atom whole (pessimistic, and cheap).
+constexpr double kNegligibleWeight = 1e-30;
+
+double count_mixture_delta(const MixturePair& pair, double eps) {
+  const auto w = count_weights(pair);
+  double delta = 0.0;
+  for (std::size_t j = 0; j < w.log_p.size(); ++j) {
+    const double k = static_cast<double>(w.first + static_cast<std::int64_t>(j));
+    if (k > 0.0) delta += std::exp(w.log_p[j]) * gdp_delta(k * pair.mu, eps);
+  }
+  return delta;
+}
+
+// Losses above eps are y > (1 + eps / mu) / 2 (in units of the scale): for |eps| < mu,
+// delta = P[.] - e^eps Q[.] = 1 - e^{(eps - mu)/2}; every loss is above eps <= -mu.
+double laplace_delta(double mu, double eps) {
+  if (eps >= mu) return 0.0;
+  if (eps <= -mu) return -std::expm1(eps);
+  return -std::expm1(0.5 * (eps - mu));
+}
+
+// sum_k P[k] (N(k mu,1), N(0,1)): the Gaussian pair with shift s has loss s^2/2 + s x under P
+// and -s^2/2 + s x under Q, x ~ N(0,1). Each component covers losses within t = its tail
+// point of its mean; its P-mass below goes to the first grid point above that range's lower end (rounded up),
+// above to +inf; k = 0 is an atom at loss 0 with equal P and Q mass.
+DiscretePld discretise_count_mixture(const MixturePair& pair, double h, double tail) {
+  const auto w = count_weights(pair);
+  const double t = normal_tail_point(tail);
+  const double s_max = static_cast<double>(w.first + static_cast<std::int64_t>(w.log_p.size()) - 1) * pair.mu;
+  if (!(0.5 * s_max * s_max + s_max * t < kMaxLoss)) throw std::domain_error("discretise: losses beyond e^600");
+  DiscretePld out;
+  out.h = h;
+  // The lowest loss covered, min over 0 <= s <= s_max of s^2/2 - s t (at s = min(t, s_max)).
+  const double s_low = std::min(t, s_max);
+  out.offset = std::min<std::int64_t>(0, static_cast<std::int64_t>(std::floor((0.5 * s_low * s_low - s_low * t) / h)));
+  const std::int64_t top = static_cast<std::int64_t>(std::ceil((0.5 * s_max * s_max + s_max * t) / h)) + 1;
+  out.mass.assign(static_cast<std::size_t>(std::max<std::int64_t>(top, 1) - out.offset + 1), 0.0);
+  for (std::size_t j = 0; j < w.log_p.size(); ++j) {
+    const double weight = std::exp(w.log_p[j]);
+    const std::int64_t k = w.first + static_cast<std::int64_t>(j);
+    if (weight < kNegligibleWeight) {
+      if (k > 0) out.infinity_mass += weight;
+      continue;
+    }
+    if (k == 0) {
+      out.mass[static_cast<std::size_t>(-out.offset)] += weight;
+      continue;
+    }
+    const double s = static_cast<double>(k) * pair.mu, half = 0.5 * s * s;
+    const double lo = half - s * t, hi = half + s * t;
+    const std::int64_t i_lo = static_cast<std::int64_t>(std::floor(lo / h));
+    const std::int64_t i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
+    for (std::int64_t i = i_lo; i < i_hi; ++i) {
+      const double a = std::max(lo, static_cast<double>(i) * h), b = std::min(hi, static_cast<double>(i + 1) * h);
+      const double p = weight * detail::normal_mass((a - half) / s, (b - half) / s);
+      const double qm = weight * detail::normal_mass((a + half) / s, (b + half) / s);
+      split_into(out.mass, out.offset, i, h, p, qm);
+    }
+    out.mass[static_cast<std::size_t>(i_lo + 1 - out.offset)] += weight * detail::normal_cdf(-t);  // >= lo: up
+    out.infinity_mass += weight * detail::normal_cdf(-t);
+  }
+  return out;
+}
+
+// Lap(mu, 1) vs Lap(0, 1): for y in (0, mu) the loss is 2y - mu; y <= 0 is an atom at -mu
+// (P-mass e^{-mu}/2, Q-mass 1/2), y >= mu an atom at mu (P-mass 1/2, Q-mass e^{-mu}/2). A loss
+// interval (a, b] of the middle part is y in ((a + mu)/2, (b + mu)/2], with P-mass
+// (e^{y2 - mu} - e^{y1 - mu})/2 and Q-mass (e^{-y1} - e^{-y2})/2.
+DiscretePld discretise_laplace(double mu, double h) {
+  if (!(mu < kMaxLoss)) throw std::domain_error("discretise: losses beyond e^600");
+  DiscretePld out;
+  out.h = h;
+  out.offset = static_cast<std::int64_t>(std::floor(-mu / h));
+  const std::int64_t i_top = static_cast<std::int64_t>(std::floor(mu / h));
+  out.mass.assign(static_cast<std::size_t>(i_top + 1 - out.offset + 1), 0.0);
+  for (std::int64_t i = out.offset; i <= i_top; ++i) {
+    const double a = std::max(-mu, static_cast<double>(i) * h), b = std::min(mu, static_cast<double>(i + 1) * h);
+    if (!(a < b)) continue;
+    const double y1 = 0.5 * (a + mu), y2 = 0.5 * (b + mu), width = -std::expm1(-(y2 - y1));
+    split_into(out.mass, out.offset, i, h, 0.5 * std::exp(y2 - mu) * width, 0.5 * std::exp(-y1) * width);
+  }
+  split_into(out.mass, out.offset, out.offset, h, 0.5 * std::exp(-mu), 0.5);
+  split_into(out.mass, out.offset, i_top, h, 0.5, 0.5 * std::exp(-mu));
+  return out;
+}
+
 }  // namespace
 
 bool MixturePair::operator<(const MixturePair& o) const {
-  return std::tie(kind, q, mu) < std::tie(o.kind, o.q, o.mu);
+  return std::tie(kind, q, mu, n, m, g) < std::tie(o.kind, o.q, o.mu, o.n, o.m, o.g);
 }
 
 double pair_delta(const MixturePair& pair, double eps) {
@@ -99,6 +205,8 @@ double pair_delta(const MixturePair& pair, double eps) {
       // the two (convex conjugation turns a minimum into a maximum and ignores the hull).
       if (pair.q >= 1.0) return gdp_delta(pair.mu, eps);
       return std::max(remove_delta(pair.q, pair.mu, eps), add_delta(pair.q, pair.mu, eps));
+    case PairKind::kCountMixture: return count_mixture_delta(pair, eps);
+    case PairKind::kLaplace: return laplace_delta(pair.mu, eps);
   }
   throw std::logic_error("pair_delta: unknown kind");
 }
@@ -107,6 +215,8 @@ DiscretePld discretise(const MixturePair& pair, double h, double tail) {
   const double q = pair.q, mu = pair.mu;
   if (!(q > 0.0 && q <= 1.0) || !(mu > 0.0) || !std::isfinite(mu) || !(h > 0.0))
     throw std::invalid_argument("discretise: need 0 < q <= 1, mu > 0, h > 0");
+  if (pair.kind == PairKind::kCountMixture) return discretise_count_mixture(pair, h, tail);
+  if (pair.kind == PairKind::kLaplace) return discretise_laplace(mu, h);
   if (pair.kind != PairKind::kSymmetric && q >= 1.0)
     throw std::invalid_argument("discretise: q = 1 is the plain Gaussian (kSymmetric)");
   const double top_loss = loss_of_y(q, mu, y_top(q, mu, tail));
@@ -151,6 +261,8 @@ DiscretePld discretise(const MixturePair& pair, double h, double tail) {
         split_into(out.mass, out.offset, -(i_lo + static_cast<std::int64_t>(k)) - 1, h, q_cell[k], p_cell[k]);
       out.mass[0] += q_above;
       break;
+    case PairKind::kCountMixture:
+    case PairKind::kLaplace: break;  // returned above
     case PairKind::kSymmetric: {
       // Dong, Roth & Su 2022 (the form of C_p(f) after Thm 4.2, f symmetric): f_q on
       // [0, x*], a segment of slope -1 (an atom of loss 0), then f_q^{-1}. In losses: R's

@@ -7,11 +7,9 @@
 //   alpha (alpha-1) rho^2 / (2 z^2 N(K, r)^2),
 // so with m = N (rho = N(K, r) surely) the step is the plain Gaussian alpha / (2 z^2).
 //
-// Numerics: the hypergeometric pmf is built in log space from the ratio of consecutive
-// probabilities, p(k+1)/p(k) = (G-k)(m-k) / ((k+1)(N-G-m+k+1)), starting from the mode and
-// normalised by its log-sum — no lgamma of 10^8-sized arguments, whose rounding would cost
-// 1e-7 relative. E - 1 = sum_k p(k) expm1(c k^2) has non-negative terms and is summed in log
-// space, so tiny RDP keeps full relative precision.
+// Numerics: the hypergeometric pmf comes from hypergeometric.h (log space, no lgamma).
+// E - 1 = sum_k p(k) expm1(c k^2) has non-negative terms and is summed in log space, so tiny
+// RDP keeps full relative precision.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -20,6 +18,7 @@
 
 #include "dpgnn/privacy/orders.h"
 #include "dpgnn/privacy/rdp.h"
+#include "hypergeometric.h"
 #include "log_math.h"
 #include "rdp_internal.h"
 #include "format.h"
@@ -38,27 +37,11 @@ std::vector<double> rdp_dpgnn(std::int64_t n, std::int64_t m, std::int64_t g, do
                                 std::to_string(n) + "], got " + std::to_string(g));
   detail::check_noise_multiplier(z);
 
-  // Support of rho: max(0, m - (n - g)) .. min(g, m).
-  const std::int64_t k_lo = std::max<std::int64_t>(0, m - (n - g));
-  const std::int64_t k_hi = std::min(g, m);
-  const double dn = static_cast<double>(n), dm = static_cast<double>(m),
-               dg = static_cast<double>(g);
-  std::int64_t mode = static_cast<std::int64_t>(std::floor((dm + 1.0) * (dg + 1.0) / (dn + 2.0)));
-  mode = std::clamp(mode, k_lo, k_hi);
-  const std::size_t size = static_cast<std::size_t>(k_hi - k_lo + 1);
-  std::vector<double> log_p(size);
-  auto log_ratio_up = [&](std::int64_t k) {  // ln p(k+1)/p(k)
-    const double dk = static_cast<double>(k);
-    return std::log(dg - dk) + std::log(dm - dk) - std::log(dk + 1.0) -
-           std::log(dn - dg - dm + dk + 1.0);
-  };
-  log_p[static_cast<std::size_t>(mode - k_lo)] = 0.0;
-  for (std::int64_t k = mode; k < k_hi; ++k)
-    log_p[static_cast<std::size_t>(k + 1 - k_lo)] = log_p[static_cast<std::size_t>(k - k_lo)] + log_ratio_up(k);
-  for (std::int64_t k = mode; k > k_lo; --k)
-    log_p[static_cast<std::size_t>(k - 1 - k_lo)] = log_p[static_cast<std::size_t>(k - k_lo)] - log_ratio_up(k - 1);
-  const double log_total = detail::log_sum_exp(log_p);
-  for (double& v : log_p) v -= log_total;
+  const detail::HypergeometricLogPmf rho = detail::hypergeometric_log_pmf(n, g, m);
+  const std::int64_t k_lo = rho.first;
+  const std::int64_t k_hi = k_lo + static_cast<std::int64_t>(rho.log_p.size()) - 1;
+  const std::vector<double>& log_p = rho.log_p;
+  const double dg = static_cast<double>(g);
 
   std::vector<double> rdp;
   rdp.reserve(orders.size());

@@ -212,6 +212,22 @@ std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) 
   return from + lo;
 }
 
+std::int64_t PrivacyPlan::planned_steps() const {
+  const std::int64_t max_steps = cfg_.train.max_steps;
+  if (!private_) return max_steps;
+  privacy::Accountant acc(kind_, std::vector<double>{}, conversion_);
+  if (outer_subsample_) acc.set_subsample(*outer_subsample_);
+  for (const auto& e : release_events_) acc.step(e.mechanism, e.count);
+  const double eps = cfg_.privacy.target_epsilon, delta = cfg_.privacy.delta;
+  if (!acc.would_exceed(eps, delta, mech_, max_steps)) return max_steps;
+  std::int64_t lo = 0, hi = max_steps;  // would_exceed is monotone in the count
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (acc.would_exceed(eps, delta, mech_, mid) ? hi : lo) = mid;
+  }
+  return lo;
+}
+
 double PrivacyPlan::epsilon() const {
   return private_ && accountant_ ? accountant_->epsilon(cfg_.privacy.delta).epsilon : 0.0;
 }

@@ -55,6 +55,9 @@ class PrivacyPlan {
   bool next_step_exceeds() const;
   // Rank 0: the last step (exclusive) the budget allows from `from`, at most max_steps (for the ETA).
   std::int64_t budget_end(std::int64_t from, std::int64_t max_steps) const;
+  // Collective-safe, for a dry run: the steps a fresh run may take within the target at the
+  // calibrated noise (after the release's events, with g = 1), at most max_steps.
+  std::int64_t planned_steps() const;
   double epsilon() const;        // rank 0: spent so far (exact; a PLD composition: not per step)
   // Rank 0: an upper bound on epsilon() cheap enough for every step (ledger lines, metrics,
   // progress): the RDP accountant's epsilon of the same history, and under pld at most the

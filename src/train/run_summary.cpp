@@ -192,6 +192,8 @@ TrainSummary dry_run_summary(const Config& cfg, const methods::MethodSpec& spec,
   s.method = cfg.method;
   s.noise_multiplier = plan.noise_multiplier();
   s.sigma = plan.sigma();
+  s.steps = plan.planned_steps();  // within the target at this noise (max_steps if it is not the limit)
+  s.target_epsilon = cfg.privacy.target_epsilon;
   s.batch_size = epochs.m();
   s.subgraphs = plan.is_private() ? plan.mechanism().dataset_size : epochs.M();
   s.ranks = world;

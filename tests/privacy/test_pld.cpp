@@ -80,7 +80,9 @@ TEST(PldQuery, EpsilonInvertsDelta) {
   DiscretePld p{0.1, -3, {0.2, 0.1, 0.3, 0.2, 0.15}, 1e-6};
   for (double target : {1e-5, 1e-3, 0.05}) {
     const double e = p.epsilon(target);
-    if (e > 0.0) EXPECT_NEAR(p.delta(e), target, 1e-12 * std::max(1.0, 1.0 / target) * target);
+    if (e > 0.0) {
+      EXPECT_NEAR(p.delta(e), target, 1e-12 * std::max(1.0, 1.0 / target) * target);
+    }
   }
   EXPECT_TRUE(std::isinf(p.epsilon(1e-7)));  // the +inf atom alone exceeds it
 }
@@ -113,6 +115,76 @@ TEST(PldPairs, DiscretisationDominatesAndIsTight) {
       const double exact = pair_delta(pr, eps);
       EXPECT_GE(d.delta(eps), exact * (1.0 - 1e-9) - 1e-15) << int(pr.kind) << " q=" << pr.q << " eps=" << eps;
       EXPECT_LE(d.delta(eps), exact + 1e-5) << int(pr.kind) << " q=" << pr.q << " eps=" << eps;
+    }
+  }
+}
+
+// Simpson integral of (p - e^eps q)_+ on [a, b] with n (even) intervals.
+template <class P, class Q>
+double simpson_hockey(P&& p, Q&& q, double eps, double a, double b, int n) {
+  const double step = (b - a) / n, x = std::exp(eps);
+  double s = 0.0;
+  for (int i = 0; i <= n; ++i) {
+    const double y = a + i * step;
+    s += std::max(0.0, p(y) - x * q(y)) * (i == 0 || i == n ? 1.0 : (i % 2 ? 4.0 : 2.0));
+  }
+  return s * step / 3.0;
+}
+
+// Lap(mu, 1) vs Lap(0, 1) integrated directly; the kink points 0 and mu are interval ends.
+double direct_laplace_delta(double mu, double eps) {
+  auto lap = [](double c) { return [c](double y) { return 0.5 * std::exp(-std::abs(y - c)); }; };
+  return simpson_hockey(lap(mu), lap(0.0), eps, -60.0, 0.0, 200000) +
+         simpson_hockey(lap(mu), lap(0.0), eps, 0.0, mu, 200000) +
+         simpson_hockey(lap(mu), lap(0.0), eps, mu, 60.0 + mu, 200000);
+}
+
+// The count mixture: P[k] from binomial coefficients (lgamma), each Gaussian pair integrated.
+double direct_count_mixture_delta(const MixturePair& pr, double eps) {
+  const auto lchoose = [](double a, double b) { return std::lgamma(a + 1) - std::lgamma(b + 1) - std::lgamma(a - b + 1); };
+  const double n = double(pr.n), m = double(pr.m), g = double(pr.g);
+  double delta = 0.0;
+  for (std::int64_t k = 1; k <= std::min(pr.g, pr.m); ++k) {
+    if (double(pr.m - k) > n - g) continue;
+    const double w = std::exp(lchoose(g, double(k)) + lchoose(n - g, m - double(k)) - lchoose(n, m));
+    const double s = double(k) * pr.mu;
+    delta += w * simpson_hockey([s](double y) { return phi_pdf(y - s); }, phi_pdf, eps, -20.0, 20.0 + s, 100000);
+  }
+  return delta;
+}
+
+TEST(PldPairs, LaplaceAndCountMixtureMatchDirectIntegration) {
+  for (double mu : {0.05, 0.5, 2.0})
+    for (double eps : {-3.0, -0.3, 0.0, 0.02, 0.3, 1.0, 1.99, 2.5}) {
+      const MixturePair pr{PairKind::kLaplace, 1.0, mu};
+      const double want = direct_laplace_delta(mu, eps);
+      EXPECT_NEAR(pair_delta(pr, eps), want, 1e-10 + 1e-7 * want) << "laplace mu=" << mu << " eps=" << eps;
+    }
+  // (n, m, g, mu = 1/(g z)): DP-GNN-like groups, a full-ish batch, g = 1 (= the revealed wor pair).
+  const std::vector<MixturePair> mixtures = {{PairKind::kCountMixture, 64.0 / 1000, 1.0 / (13 * 0.9), 1000, 64, 13},
+                                             {PairKind::kCountMixture, 0.9, 1.0 / (4 * 2.0), 50, 45, 4},
+                                             {PairKind::kCountMixture, 0.01, 1.0, 1000, 10, 1}};
+  for (const MixturePair& pr : mixtures)
+    for (double eps : {0.0, 0.02, 0.3, 1.0, 3.0}) {
+      const double want = direct_count_mixture_delta(pr, eps);
+      EXPECT_NEAR(pair_delta(pr, eps), want, 1e-10 + 1e-7 * want) << "n=" << pr.n << " eps=" << eps;
+    }
+}
+
+TEST(PldPairs, LaplaceAndCountMixtureDiscretisationDominatesAndIsTight) {
+  const std::vector<MixturePair> pairs = {{PairKind::kLaplace, 1.0, 0.5},
+                                          {PairKind::kLaplace, 1.0, 3.0},
+                                          {PairKind::kCountMixture, 64.0 / 1000, 1.0 / (13 * 0.9), 1000, 64, 13},
+                                          {PairKind::kCountMixture, 0.9, 1.0 / (4 * 2.0), 50, 45, 4}};
+  for (const MixturePair& pr : pairs) {
+    const DiscretePld d = discretise(pr, 1e-3);
+    double total = d.infinity_mass;
+    for (double v : d.mass) total += v;
+    EXPECT_NEAR(total, 1.0, 1e-12) << int(pr.kind);  // every bit of P-mass is somewhere
+    for (double eps = 0.0; eps <= 4.0; eps += 0.0137) {
+      const double exact = pair_delta(pr, eps);
+      EXPECT_GE(d.delta(eps), exact * (1.0 - 1e-9) - 1e-15) << int(pr.kind) << " mu=" << pr.mu << " eps=" << eps;
+      EXPECT_LE(d.delta(eps), exact + 1e-5) << int(pr.kind) << " mu=" << pr.mu << " eps=" << eps;
     }
   }
 }

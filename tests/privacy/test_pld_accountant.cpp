@@ -101,6 +101,84 @@ TEST(PldAccountant, NeverAboveRdpOnAGrid) {
     }
 }
 
+// The count mixture (dpgnn, groupwor) and Laplace pairs against
+// tests/privacy/reference/pld_reference_groups.csv (pld_reference_groups.py: independent
+// numpy/scipy compositions with losses rounded down / up, which bracket the exact value):
+// never below the optimistic end, within 0.2% above the pessimistic end.
+TEST(PldAccountant, GroupAndLaplaceMatchIndependentReference) {
+  std::ifstream in(std::string(DPGNN_SOURCE_DIR) + "/tests/privacy/reference/pld_reference_groups.csv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  std::getline(in, line);  // scheme,n,m,g,z,steps,delta,eps_lo,eps_hi
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::stringstream ss(line);
+    std::string c[9];
+    for (auto& cell : c) std::getline(ss, cell, ',');
+    const std::int64_t n = std::stoll(c[1]), m = std::stoll(c[2]), g = std::stoll(c[3]);
+    const double z = std::stod(c[4]), delta = std::stod(c[6]), lo = std::stod(c[7]), hi = std::stod(c[8]);
+    const Mechanism mech = c[0] == "laplace" ? Mechanism::laplace(z)
+                           : c[0] == "groupwor" ? Mechanism::group_wor(n, m, g, z)
+                                                : Mechanism::dpgnn(n, m, 3, 2, z);  // N(3, 2) = 13
+    if (c[0] == "dpgnn") {
+      ASSERT_EQ(mech.group_size(), g);
+    }
+    const double e = pld_epsilon({{mech, std::stoll(c[5])}}, delta);
+    EXPECT_GE(e, lo * (1 - 1e-9)) << line;
+    EXPECT_LE(e, hi * 1.002) << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 8);
+}
+
+// The count-mixture pair (dpgnn, groupwor) and the Laplace pair: never above RDP (for the
+// count mixture RDP is the exact Renyi divergence of the same pair, so PLD can only be
+// tighter), monotone in the noise and the steps, and a history mixing them with DRW steps
+// (DPAR: a Laplace/Gaussian release, then groupwor steps) is accounted by PLD.
+TEST(PldAccountant, GroupSchemesAndLaplaceNeverAboveRdpAndMonotone) {
+  for (double z : {0.8, 8.0})
+    for (std::int64_t steps : {1, 1000}) {
+      const double delta = z > 1 ? 1e-7 : 1e-5;
+      for (const Mechanism& m : {Mechanism::dpgnn(5000, 200, 3, 2, z), Mechanism::dpgnn(800, 700, 2, 1, z),
+                                 Mechanism::group_wor(20000, 256, 40, z), Mechanism::laplace(z)}) {
+        const double e = pld_epsilon({{m, steps}}, delta);
+        EXPECT_GT(e, 0.0) << m.to_string();
+        EXPECT_LE(e, rdp_epsilon(m, steps, delta) * (1 + 1e-12)) << m.to_string() << " T=" << steps;
+      }
+    }
+  for (const auto& make : std::vector<Mechanism (*)(double)>{
+           [](double z) { return Mechanism::dpgnn(5000, 200, 3, 2, z); },
+           [](double z) { return Mechanism::group_wor(20000, 256, 40, z); }, [](double z) { return Mechanism::laplace(z); }}) {
+    double prev = 1e300;
+    for (double z : {0.8, 2.0, 5.0}) {
+      const double e = pld_epsilon({{make(z), 100}}, 1e-5);
+      EXPECT_LT(e, prev) << make(z).to_string();
+      prev = e;
+    }
+    prev = 0.0;
+    for (std::int64_t t : {1, 10, 300}) {
+      const double e = pld_epsilon({{make(2.0), t}}, 1e-5);
+      EXPECT_GT(e, prev) << make(2.0).to_string();
+      prev = e;
+    }
+  }
+  // All g examples always drawn (m = n): the plain Gaussian with mu = 1/z, exactly.
+  EXPECT_DOUBLE_EQ(pld_epsilon({{Mechanism::group_wor(300, 300, 7, 2.0), 100}}, 1e-5),
+                   gdp_epsilon(std::sqrt(100.0) / 2.0, 1e-5));
+  // One Laplace step: pure (1/z)-DP, delta(eps) = 1 - e^{(eps - 1/z)/2} exactly.
+  EXPECT_NEAR(pld_delta({{Mechanism::laplace(2.0), 1}}, 0.2), -std::expm1(0.5 * (0.2 - 0.5)), 2e-4);
+  EXPECT_EQ(pld_delta({{Mechanism::laplace(2.0), 1}}, 0.5 + 1e-3), 0.0);
+  Accountant dpar(AccountantKind::kPld);
+  dpar.step(Mechanism::gaussian(30.0), 2708);
+  dpar.step(Mechanism::group_wor(2708, 2708 / 4, 12, 3.0), 200);
+  EXPECT_TRUE(dpar.uses_pld());
+  Accountant dpar_rdp(AccountantKind::kRdp);
+  dpar_rdp.step(Mechanism::gaussian(30.0), 2708);
+  dpar_rdp.step(Mechanism::group_wor(2708, 2708 / 4, 12, 3.0), 200);
+  EXPECT_LT(dpar.epsilon(1e-5).epsilon, dpar_rdp.epsilon(1e-5).epsilon);
+}
+
 TEST(PldAccountant, MonotoneInNoiseStepsAndRate) {
   const double d = 1e-5;
   double prev = 1e300;
@@ -164,7 +242,7 @@ TEST(PldAccountant, KindsAndFallback) {
   Accountant mixed(AccountantKind::kPld), mixed_rdp(AccountantKind::kRdp);
   for (Accountant* acc : {&mixed, &mixed_rdp}) {
     acc->step(m, 100);
-    acc->step(Mechanism::laplace(5.0), 3);
+    acc->step(Mechanism::exponential(5.0), 3);
   }
   EXPECT_FALSE(mixed.uses_pld());
   EXPECT_EQ(mixed.epsilon(1e-5).epsilon, mixed_rdp.epsilon(1e-5).epsilon);

@@ -347,11 +347,17 @@ TEST(DparCli, ARunKilledMidwayAndResumedRecordsTheReleaseOnceAndEndsLikeAnUninte
   EXPECT_EQ(b.at("epsilon").get<double>(), a.at("epsilon").get<double>());
   EXPECT_EQ(b.at("occurrence_bound"), a.at("occurrence_bound"));
   EXPECT_NEAR(b.at("test_accuracy").get<double>(), a.at("test_accuracy").get<double>(), 0.02);
-  // `dpgnn privacy --ledger` reproduces the printed total from the ledger alone.
-  const auto total = dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --delta 1e-5 --json");
+  // `dpgnn privacy --ledger` reproduces the printed total from the ledger alone, at the run's
+  // own delta (from the header's config) unless --delta says otherwise.
+  const auto total = dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --json");
   ASSERT_EQ(total.exit_code, 0) << total.output;
   const auto j = nlohmann::json::parse(total.output.substr(total.output.find('{')));
+  EXPECT_EQ(j.at("delta").get<double>(), 1e-5);
   EXPECT_EQ(j.at("epsilon").get<double>(), b.at("epsilon").get<double>());
+  const auto looser = dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --delta 1e-3 --json");
+  ASSERT_EQ(looser.exit_code, 0) << looser.output;
+  EXPECT_LT(nlohmann::json::parse(looser.output.substr(looser.output.find('{'))).at("epsilon").get<double>(),
+            j.at("epsilon").get<double>());
   EXPECT_EQ(j.at("steps"), 20);
   EXPECT_EQ(j.at("release_lines"), 1);
   EXPECT_NE(dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --delta 1e-5 --steps 3").exit_code, 0);

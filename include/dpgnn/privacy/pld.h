@@ -45,8 +45,8 @@ struct DiscretePld {
   double epsilon(double delta) const;
 };
 
-// The one-step pairs dpgnn needs are all mixtures of unit-variance Gaussians with
-// remove pair R = ((1 - q) N(0,1) + q N(mu,1),  N(0,1)):
+// The one-step pairs dpgnn needs. The Gaussian mixtures, with remove pair
+// R = ((1 - q) N(0,1) + q N(mu,1),  N(0,1)):
 //   kRemove     R itself;
 //   kAdd        R reversed (N(0,1), (1 - q) N(0,1) + q N(mu,1));
 //   kSymmetric  the symmetric pair whose trade-off function is C_q(G_mu) =
@@ -54,12 +54,20 @@ struct DiscretePld {
 //               piecewise form following it; Zhu, Dong & Wang 2022, Prop. 30 / Cor. 32): the
 //               losses > 0 of R, their mirror image (mass e^{-l} P_R(l) at -l) and an atom at
 //               0. q = 1 is the plain Gaussian N(mu,1) vs N(0,1).
-enum class PairKind { kRemove, kAdd, kSymmetric };
+// And two more:
+//   kCountMixture  a unit in at most g of n examples, m of them drawn without replacement,
+//               the Gaussian shift k mu when k of its examples are drawn, with k revealed:
+//               P = (k, N(k mu, 1)), Q = (k, N(0, 1)), k ~ Hypergeometric(n, g, m). Its
+//               curve is delta(eps) = sum_k P[k] delta_{G_{k mu}}(eps).
+//   kLaplace    Lap(mu, 1) vs Lap(0, 1) (scale 1, shift mu = sensitivity / scale): losses in
+//               [-mu, mu], delta(eps) = 1 - e^{(eps - mu)/2} for 0 <= eps < mu, else 0.
+enum class PairKind { kRemove, kAdd, kSymmetric, kCountMixture, kLaplace };
 
 struct MixturePair {
   PairKind kind = PairKind::kSymmetric;
-  double q = 1.0;   // in (0, 1]
+  double q = 1.0;   // in (0, 1]; m / n for kCountMixture, 1 for kLaplace
   double mu = 1.0;  // > 0
+  std::int64_t n = 0, m = 0, g = 0;  // kCountMixture only: population, batch, group bound
   bool operator<(const MixturePair& o) const;
 };
 

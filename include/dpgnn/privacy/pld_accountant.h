@@ -1,6 +1,6 @@
 // Epsilon of a history of mechanisms by privacy loss distributions (pld.h), for the schemes
-// with a proven dominating pair; the others (dpgnn, groupwor, exponential, laplace) have
-// none implemented here and are accounted by RDP (accountant.h falls back per history).
+// with a proven dominating pair; `exponential` has none implemented here and a history
+// holding it is accounted by RDP (accountant.h falls back per history).
 //
 // Dominating pair of one step, in dpgnn's noise convention (noise_convention.h: mu = 1/z for
 // every Gaussian scheme, sensitivity 2C replace-one or C add/remove):
@@ -15,7 +15,24 @@
 //              p = m/n (Dong, Roth & Su 2022, Thm 4.2; Zhu, Dong & Wang 2022, Prop. 30 /
 //              Cor. 32), the symmetric pair of pld.h. NOT the Poisson pair with q = m/n, which
 //              is not proven for this sampling (Lebeda, Regehr, Kamath & Steinke 2024).
-// m = n (wor) and q = 1 (poisson) are the plain Gaussian.
+//   dpgnn, groupwor  m of n without replacement, a unit in at most g examples (g = N(K, r) for
+//              dpgnn), noise std z 2C g (noise_convention.h): the count mixture of pld.h with
+//              mu = 1/(g z), k ~ Hypergeometric(n, g, m). Proof: Daigavane et al.'s proof of
+//              their Theorem 1 (Appendix B) with its Renyi step (their Lemma 5) replaced by the
+//              joint convexity of the hockey-stick divergence H_a, an f-divergence for every
+//              a >= 0: conditioned on the batch, the two outputs are Gaussians shifted by at
+//              most 2Ck, so H_a <= sum_k P'[k] H_a(G_{k mu}) with k's law P' for the changed
+//              unit; H_a(G_s) grows with s and Hypergeometric(n, g, m) stochastically
+//              dominates P' (their Lemma 6), so H_a <= sum_k P[k] H_a(G_{k mu}), in both
+//              directions and for every a >= 0: the pair dominates the step in the sense of
+//              Zhu, Dong & Wang 2022 (Def. 7), whose Thm 10 extends it to adaptive
+//              composition. Its Renyi divergence is exactly Daigavane et al.'s gamma, so the
+//              PLD is never looser than their RDP.
+//   laplace    one coordinate, scale b = z Delta: Lap(1/z, 1) vs Lap(0, 1), the worst-case
+//              pair of the Laplace mechanism (Sommer, Meiser & Mohammadi 2019, Sec. 5;
+//              Koskela, Jälkö, Prediger & Honkela 2021; dp_accounting's LaplacePrivacyLoss),
+//              mirror-symmetric under y -> 1/z - y, so both directions are the same.
+// m = n (wor, dpgnn, groupwor) and q = 1 (poisson) are the plain Gaussian.
 #pragma once
 
 #include <optional>
@@ -27,7 +44,7 @@
 
 namespace dpgnn::privacy {
 
-// True for the schemes with a dominating pair above (gaussian, wor, poisson).
+// True for the schemes with a dominating pair above (all but exponential).
 bool has_pld(Scheme scheme);
 bool has_pld(const std::vector<AccountantEvent>& events);
 

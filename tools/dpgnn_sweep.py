@@ -100,9 +100,9 @@ def find_dpgnn(explicit=None):
 
 
 def config_keys(dpgnn):
-    """The keys `dpgnn train` accepts, from its --help-config table (| `key` | type | ...)."""
+    """The keys `dpgnn train` accepts, from its --help-config --markdown table (| `key` | type | ...)."""
     try:
-        out = subprocess.run([dpgnn, "train", "--help-config"], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([dpgnn, "train", "--help-config", "--markdown"], check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise SweepError("cannot read the config keys from '%s train --help-config': %s" % (dpgnn, e), EXIT_IO)
     keys = set(re.findall(r"^\| `([A-Za-z0-9_.]+)` \|", out, flags=re.M))

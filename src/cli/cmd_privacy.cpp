@@ -12,8 +12,8 @@
 //   dpgnn privacy --ledger RUN/ledger.jsonl [--delta d] [--json]   (delta: the run's own by default)
 //                 (the total of a run's ledger: pre-training releases and steps, as resume rebuilds it)
 // --accountant pld|rdp (default pld: privacy loss distributions where a dominating pair is
-// proven — wor, poisson, gaussian — reported as min(PLD, RDP); RDP for the other schemes;
-// with --ledger the default is rdp, the accountant the trainer still uses);
+// proven — every scheme but exponential — reported as min(PLD, RDP); RDP for exponential;
+// with --ledger the default is the accountant the run used, from its header's config);
 // --compare prints both accountants and their ratio.
 // --target-epsilon e instead of --noise-multiplier calibrates the noise multiplier;
 // --target-epsilon e with --noise-multiplier and without --steps gives the largest number of
@@ -460,8 +460,9 @@ void add_privacy_command(CLI::App& root, Registry& registry) {
                   "comma-separated Rényi orders (default: 1.1..10.9 by 0.1, 11..63, 128, 256, "
                   "512, 1024)");
   app->add_option("--accountant", opt->accountant,
-                  "pld (default: privacy loss distributions where a dominating pair is proven — wor, "
-                  "poisson, gaussian — else RDP) or rdp (the default with --ledger: the trainer's accountant)");
+                  "pld (default: privacy loss distributions where a dominating pair is proven — every "
+                  "scheme but exponential, which keeps RDP) or rdp; with --ledger the default is the "
+                  "accountant the run used");
   app->add_flag("--compare", opt->compare, "Print both accountants and their ratio");
   app->add_flag("--json", opt->json, "Print one JSON object");
   registry.add(app, [opt]() { return run_privacy(*opt); });

@@ -31,15 +31,21 @@
 #include "dpgnn/sampling/global_ids.h"
 #include "dpgnn/sampling/sampler.h"
 #include "dpgnn/sampling/verify.h"
+#include "dpgnn/train/config.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
 
 namespace dpgnn::cli {
 namespace {
 
+// The sampler's defaults are training's (train::Config), so that `dpgnn sample` shows the
+// subgraphs a run with the same keys would train on.
 struct SampleOptions {
-  std::string dataset, partition, out, sampler = "drw", edges = "walk", degree_bound = "paper";
-  std::int64_t walk_length = 4, restarts = 2, max_degree = 2, layers = 2, splits = 10, walkers = 64;
+  std::string dataset, partition, out, sampler = "drw", edges = train::Config{}.sampler.edges,
+                                       degree_bound = train::Config{}.sampler.degree_bound;
+  std::int64_t walk_length = train::Config{}.sampler.walk_length, restarts = train::Config{}.sampler.restarts,
+               max_degree = train::Config{}.sampler.max_degree, layers = train::Config{}.model.layers,
+               splits = train::Config{}.sampler.splits, walkers = 64;
   std::uint64_t seed = 0, epoch = 0;
   bool force = false;
 };

@@ -53,7 +53,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
   struct Options {
     std::string config, out;
     std::vector<std::string> overrides;
-    bool resume = false, force = false, dry_run = false, check = false, help_config = false;
+    bool resume = false, force = false, dry_run = false, check = false, help_config = false, markdown = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand(
@@ -79,11 +79,13 @@ void add_train_command(CLI::App& root, Registry& registry) {
       ->excludes("--dry-run")
       ->excludes("--force");
   app->add_flag("--help-config", opt->help_config, "Print every config key with its default and exit");
+  app->add_flag("--markdown", opt->markdown, "With --help-config: print Markdown tables (docs/configs.md)");
   registry.add(app, [opt]() {
     if (opt->help_config) {
-      std::cout << train::describe_config_keys() << "\nMethod defaults (replace the table's for that method; the "
-                                                     "config file and --set replace them):\n\n"
-                << train::describe_method_defaults();
+      std::cout << train::describe_config_keys(opt->markdown)
+                << "\nMethod defaults (replace the ones above for that method; the config file and --set "
+                   "replace them):\n"
+                << (opt->markdown ? "\n" : "") << train::describe_method_defaults(opt->markdown);
       return 0;
     }
     if (opt->config.empty() && !opt->resume) throw UsageError("dpgnn train: --config is required");

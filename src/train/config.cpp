@@ -3,6 +3,7 @@
 // description and check next to each field; this table does the same for YAML.
 #include "dpgnn/train/config.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "dpgnn/util/error.h"
 
@@ -40,11 +42,33 @@ T scalar_as(const YAML::Node& n, const std::string& file, const std::string& key
   }
 }
 
+// The shortest text that reads back as the same double (fmt's default), so that written
+// configs and --help-config say 0.1, not 0.10000000000000001; an exponent gets a ".0"
+// ("1.0e-05") so that YAML 1.1 readers (PyYAML) also see a number.
 std::string fmt_double(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
+  std::string s = fmt::format("{}", v);
+  if (const auto e = s.find('e'); e != std::string::npos && s.find('.') == std::string::npos) s.insert(e, ".0");
+  return s;
+}
+
+// A default as --help-config prints it: true/false, integers, shortest doubles.
+template <class T>
+std::string default_text(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else {
+    return fmt_double(static_cast<double>(v));
+  }
+}
+
+// A config value as a YAML node; doubles through fmt_double.
+template <class T>
+YAML::Node yaml_value(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return YAML::Node(fmt_double(v));
+  } else {
+    return YAML::Node(v);
+  }
 }
 
 #define DPGNN_STR(KEY, MEMBER, DESC)                                                          \
@@ -54,11 +78,11 @@ std::string fmt_double(double v) {
         },                                                                                    \
         [](const Config& c) { return YAML::Node(c.MEMBER); }}
 #define DPGNN_NUM(KEY, MEMBER, TYPE, TNAME, DESC)                                             \
-  Field{KEY, TNAME, fmt_double(static_cast<double>(Config{}.MEMBER)), DESC,                   \
+  Field{KEY, TNAME, default_text(Config{}.MEMBER), DESC,                                      \
         [](Config& c, const YAML::Node& n, const std::string& f) {                           \
           c.MEMBER = scalar_as<TYPE>(n, f, KEY, "a " TNAME);                                  \
         },                                                                                    \
-        [](const Config& c) { return YAML::Node(c.MEMBER); }}
+        [](const Config& c) { return yaml_value(c.MEMBER); }}
 #define DPGNN_OPT(KEY, MEMBER, TYPE, TNAME, DESC)                                             \
   Field{KEY, TNAME " or null", "null", DESC,                                                  \
         [](Config& c, const YAML::Node& n, const std::string& f) {                           \
@@ -67,7 +91,7 @@ std::string fmt_double(double v) {
           else                                                                                \
             c.MEMBER = scalar_as<TYPE>(n, f, KEY, "a " TNAME " or null");                     \
         },                                                                                    \
-        [](const Config& c) { return c.MEMBER ? YAML::Node(*c.MEMBER) : YAML::Node(YAML::NodeType::Null); }}
+        [](const Config& c) { return c.MEMBER ? yaml_value(*c.MEMBER) : YAML::Node(YAML::NodeType::Null); }}
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
@@ -309,16 +333,17 @@ std::string named_method(const YAML::Node& root, const std::vector<std::string>&
 
 }  // namespace
 
-std::string describe_method_defaults() {
-  std::string out = "| method | defaults that differ from the table |\n|---|---|\n";
+std::string describe_method_defaults(bool markdown) {
+  std::string out = markdown ? "| method | defaults that differ from the table |\n|---|---|\n" : "";
   std::vector<std::string> names = method_names();
   std::sort(names.begin(), names.end());
   for (const auto& method : names) {
     const auto keys = method_defaults_of(method);
     if (keys.empty()) continue;
     std::string list;
-    for (const auto& [k, v] : keys) list += (list.empty() ? "" : ", ") + ("`" + k + ": " + v + "`");
-    out += "| `" + method + "` | " + list + " |\n";
+    const std::string quote = markdown ? "`" : "";
+    for (const auto& [k, v] : keys) list += (list.empty() ? "" : ", ") + (quote + k + ": " + v + quote);
+    out += markdown ? "| `" + method + "` | " + list + " |\n" : "  " + method + ": " + list + "\n";
   }
   return out;
 }
@@ -382,7 +407,15 @@ std::string dump_config(const Config& c) {
   return std::string(out.c_str()) + "\n";
 }
 
-std::string describe_config_keys() {
+std::string describe_config_keys(bool markdown) {
+  if (!markdown) {
+    // Plain text, like --help: the key, its type and default, the description indented below.
+    std::string out;
+    for (const auto& f : fields())
+      out += f.key + " (" + f.type + ", default " + (f.default_text.empty() ? "\"\"" : f.default_text) + ")\n      " +
+             f.description + "\n";
+    return out;
+  }
   std::string out = "| key | type | default | description |\n|---|---|---|---|\n";
   for (const auto& f : fields()) {
     std::string desc;  // a '|' would end the Markdown cell

@@ -36,6 +36,7 @@ struct RunPaths {
   std::filesystem::path config() const { return dir / "config.yaml"; }
   std::filesystem::path ledger() const { return dir / "ledger.jsonl"; }
   std::filesystem::path metrics() const { return dir / "metrics.jsonl"; }
+  std::filesystem::path metrics_csv() const { return dir / "metrics.csv"; }  // the same lines, a table
   std::filesystem::path checkpoint() const { return dir / "checkpoint.h5"; }
   std::filesystem::path model() const { return dir / "model.h5"; }
   std::filesystem::path summary() const { return dir / "summary.json"; }

@@ -1,5 +1,7 @@
 #include "run_summary.h"
 
+#include <fmt/ranges.h>
+
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -56,12 +58,27 @@ RunOutputs::RunOutputs(const Config& cfg, const RunPaths& paths, const partition
   if (rank_ != 0) return;
   metrics_ = std::make_unique<std::ofstream>(paths_.metrics(), std::ios::app);
   if (!*metrics_) throw IoError(paths_.metrics().string() + ": cannot open for appending");
+  // metrics.csv: every key a line of metrics.jsonl can hold, one column each (empty when a
+  // line lacks it), for spreadsheets and pandas.read_csv; the header once, a resume appends.
+  const std::string key = multilabel_ ? "f1_micro" : "accuracy";
+  csv_columns_ = {"step", "epsilon", "steps_per_second", "loss", "val_" + key, "test_" + key};
+  const bool fresh = !std::filesystem::exists(paths_.metrics_csv()) || std::filesystem::file_size(paths_.metrics_csv()) == 0;
+  metrics_csv_ = std::make_unique<std::ofstream>(paths_.metrics_csv(), std::ios::app);
+  if (!*metrics_csv_) throw IoError(paths_.metrics_csv().string() + ": cannot open for appending");
+  if (fresh) *metrics_csv_ << fmt::format("{}\n", fmt::join(csv_columns_, ","));
 }
 
 void RunOutputs::metrics(const nlohmann::json& line) {
   if (!metrics_) return;
   *metrics_ << line.dump() << "\n";
   metrics_->flush();
+  std::string row;
+  for (std::size_t i = 0; i < csv_columns_.size(); ++i) {
+    if (i > 0) row += ',';
+    if (line.contains(csv_columns_[i])) row += line.at(csv_columns_[i]).dump();  // numbers: shortest round trip
+  }
+  *metrics_csv_ << row << "\n";
+  metrics_csv_->flush();
 }
 
 void RunOutputs::evaluate(std::int64_t completed, ModelState& state, Evaluator& evaluator, const PrivacyPlan& plan) {

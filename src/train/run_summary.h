@@ -62,6 +62,8 @@ class RunOutputs {
   dist::Communicator& comm_;
   int world_, rank_;
   std::unique_ptr<std::ofstream> metrics_;
+  std::unique_ptr<std::ofstream> metrics_csv_;  // metrics.jsonl's lines as rows of fixed columns
+  std::vector<std::string> csv_columns_;
   EvalResult last_eval_;
 };
 

@@ -168,6 +168,23 @@ TEST(SampleCommand, WritesTheDocumentedLayoutInDatasetIds) {
   EXPECT_EQ(s.part_ptr, (std::vector<std::int64_t>{0, static_cast<std::int64_t>(s.roots.size())}));
 }
 
+// Without options, `dpgnn sample` draws what training draws with its defaults (docs/configs.md):
+// drw-r with R = 4 walks of L = 4, induced edges; dpgnn with K = 3.
+TEST(SampleCommand, DefaultsAreTrainingsDefaults) {
+  TempDir dir;
+  const auto d = make_dataset(120, 0.05, graph::Setting::transductive, 1);
+  graph::write_dataset(d, dir.file("d.h5"));
+  const auto r = run("sample --dataset " + dir.file("d.h5") + " --sampler drw-r --out " + dir.file("s.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  h5::File f = h5::File::open_read(dir.file("s.h5"));
+  EXPECT_EQ(f.attr_int("/", "walk_length"), 4);
+  EXPECT_EQ(f.attr_int("/", "restarts"), 4);
+  EXPECT_EQ(f.attr_string("/", "edge_mode"), "induced");
+  const auto g = run("sample --dataset " + dir.file("d.h5") + " --sampler dpgnn --out " + dir.file("g.h5"));
+  ASSERT_EQ(g.code, 0) << g.output;
+  EXPECT_EQ(h5::File::open_read(dir.file("g.h5")).attr_int("/", "max_degree"), 3);
+}
+
 TEST(SampleCommand, InductiveDatasetsSampleTheTrainingGraphInDatasetIds) {
   TempDir dir;
   const auto d = make_dataset(150, 0.08, graph::Setting::inductive, 2);

@@ -104,6 +104,30 @@ TEST(Config, DumpsEveryKeyAndReadsBackTheSameConfig) {
   EXPECT_NE(text.find("walk_length"), std::string::npos);
 }
 
+// Written numbers are the shortest text that reads back as the same double: `lr: 0.1`, not
+// 0.10000000000000001; exponents keep a ".0" so YAML 1.1 readers see a number.
+TEST(Config, DumpWritesShortestRoundTripNumbers) {
+  const Config a = parse_config(
+      "data: {dataset: d.h5}\ntrain: {lr: 0.1}\nprivacy: {delta: 1.0e-5, clip_norm: 0.3, noise_multiplier: 1.1}\n",
+      "x.yaml", {});
+  const std::string text = dump_config(a);
+  EXPECT_NE(text.find("lr: 0.1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("delta: 1.0e-05\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("clip_norm: 0.3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("noise_multiplier: 1.1\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0000000"), std::string::npos) << text;
+  const Config b = parse_config(text, "dump.yaml", {});
+  EXPECT_EQ(b.train.lr, 0.1);
+  EXPECT_EQ(b.privacy.delta, 1e-5);
+  EXPECT_EQ(*b.privacy.noise_multiplier, 1.1);
+  // --help-config: plain text by default (booleans as true/false), Markdown on request.
+  const std::string plain = describe_config_keys();
+  EXPECT_NE(plain.find("train.lr (number, default "), std::string::npos) << plain.substr(0, 400);
+  EXPECT_NE(plain.find("train.keep_checkpoint (boolean, default false)"), std::string::npos);
+  EXPECT_EQ(plain.find("|---"), std::string::npos);
+  EXPECT_NE(describe_config_keys(true).find("| `train.lr` | number |"), std::string::npos);
+}
+
 TEST(Config, DegreeBoundAndClippingTakeTheirDocumentedValues) {
   const Config d = parse_config("data: {dataset: d.h5}\n", "x.yaml", {});
   EXPECT_EQ(d.sampler.degree_bound, "paper");

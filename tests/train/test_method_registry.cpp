@@ -36,7 +36,9 @@ TEST(MethodRegistry, EveryMethodHasOneIdentity) {
     const Config c = config_for(m->name(), {});
     EXPECT_FALSE(m->pairing(c).empty());
     EXPECT_EQ(accountant_name(parse_method(m->name()), false) == "none", !m->is_private()) << m->name();
-    if (!m->is_private()) EXPECT_FALSE(run_is_private(c)) << m->name();
+    if (!m->is_private()) {
+      EXPECT_FALSE(run_is_private(c)) << m->name();
+    }
   }
   EXPECT_EQ(names.size(), 9u);
   EXPECT_THROW(parse_method("nope"), UsageError);

@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dpgnn/train/ledger.h"
 #include "trainer_fixture.h"
@@ -70,8 +74,24 @@ TEST(TrainSecrets, UnpinnedRunsOfOneConfigDrawDifferentBatchesPinnedRunsAreBitId
     EXPECT_FALSE(fs::exists(tmp.file(out) + "/batch_secret"));
     // The loss over private labels is not released by default.
     std::ifstream metrics(tmp.file(out) + "/metrics.jsonl");
-    for (std::string line; std::getline(metrics, line);)
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(metrics, line);) {
       EXPECT_EQ(line.find("\"loss\""), std::string::npos) << line;
+      lines.push_back(line);
+    }
+    // metrics.csv: the same lines as a table, the loss column empty.
+    std::ifstream csv(tmp.file(out) + "/metrics.csv");
+    std::string header;
+    ASSERT_TRUE(std::getline(csv, header));
+    EXPECT_EQ(header, "step,epsilon,steps_per_second,loss,val_accuracy,test_accuracy");
+    std::size_t rows = 0;
+    for (std::string row; std::getline(csv, row); ++rows) {
+      ASSERT_LT(rows, lines.size());
+      const auto j = nlohmann::json::parse(lines[rows]);
+      EXPECT_EQ(row.substr(0, row.find(',')), j.at("step").dump()) << row;
+      EXPECT_NE(row.find(",,"), std::string::npos) << "the loss column is empty: " << row;
+    }
+    EXPECT_EQ(rows, lines.size());
     EXPECT_FALSE(s.at("train_loss_released").get<bool>());
   }
   double max_abs = 0, sq = 0;
@@ -126,7 +146,9 @@ TEST(TrainSecrets, AResumeThatCannotReplayTheLedgerIsRefusedAndChangesNothing) {
     const CommandResult r = train(cfg, out, " --resume");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("refusing to resume"), std::string::npos) << r.output;
-    if (!ledger.empty()) EXPECT_EQ(bytes_of(out + "/ledger.jsonl"), ledger) << removed;
+    if (!ledger.empty()) {
+      EXPECT_EQ(bytes_of(out + "/ledger.jsonl"), ledger) << removed;
+    }
     EXPECT_EQ(bytes_of(out + "/metrics.jsonl"), metrics) << removed;
     EXPECT_FALSE(fs::exists(out + "/" + removed)) << "nothing recreated";
     EXPECT_FALSE(fs::exists(out + "/noise_secret")) << "no fresh secrets written";

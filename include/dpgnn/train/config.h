@@ -119,11 +119,12 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides);
 // The resolved configuration as YAML (every key, defaults included).
 std::string dump_config(const Config& config);
-// Every key with its type, default and description, as Markdown table rows.
-std::string describe_config_keys();
-// The defaults that depend on the method (replacing the table's for that method), as a
-// Markdown table.
-std::string describe_method_defaults();
+// Every key with its type, default and description: plain text (--help-config), or a
+// Markdown table (--help-config --markdown, docs/configs.md).
+std::string describe_config_keys(bool markdown = false);
+// The defaults that depend on the method (replacing the table's for that method), plain
+// text or a Markdown table.
+std::string describe_method_defaults(bool markdown = false);
 // The sampler and accountant a config's method is paired with (DESIGN.md 3), one phrase.
 std::string method_pairing(const Config& config);
 

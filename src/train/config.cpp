@@ -219,13 +219,64 @@ std::string known_keys_in(const std::string& section) {
   return out;
 }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known key a misspelt one most likely meant: the same name in another section
+// (train.clip_norm -> privacy.clip_norm), else the nearest by edit distance if it is close
+// (at most 2 edits, or a third of the key). Empty when nothing is close.
+std::string closest_key(const std::string& key) {
+  const auto leaf_of = [](const std::string& k) { return k.substr(k.find('.') == std::string::npos ? 0 : k.find('.') + 1); };
+  for (const auto& f : fields())
+    if (f.key != key && leaf_of(f.key) == leaf_of(key) && f.key.find('.') != std::string::npos) return f.key;
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, key.size() / 3) + 1;
+  for (const auto& f : fields())
+    if (const std::size_t d = edit_distance(key, f.key); d < best_d) best = f.key, best_d = d;
+  return best;
+}
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& f : fields())
+      if (const auto dot = f.key.find('.'); dot != std::string::npos &&
+                                            std::find(out.begin(), out.end(), f.key.substr(0, dot)) == out.end())
+        out.push_back(f.key.substr(0, dot));
+    return out;
+  }();
+  return names;
+}
+
 void apply(Config& c, const std::string& key, const YAML::Node& value, const std::string& file) {
   const Field* f = find_field(key);
   if (f == nullptr) {
+    if (const auto& s = section_names(); std::find(s.begin(), s.end(), key) != s.end())
+    {
+      const std::string keys = known_keys_in(key);
+      const std::string first = keys.substr(key.size() + 1, keys.find(',') - key.size() - 1);
+      throw ConfigError(file, key,
+                        "is a section, not a value: give its keys (" + keys + "), e.g. " + key + ": {" + first + ": ...}");
+    }
     const auto dot = key.find('.');
     const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
     const std::string known = known_keys_in(section);
-    throw ConfigError(file, key, "unknown key" + (known.empty() ? std::string(" (unknown section)") : "; known keys here: " + known));
+    const std::string guess = closest_key(key);
+    throw ConfigError(file, key,
+                      "unknown key" + (guess.empty() ? std::string() : "; did you mean '" + guess + "'?") +
+                          (known.empty() ? " (unknown section)" : " (known keys here: " + known + ")"));
   }
   f->set(c, value, file);
 }
@@ -235,7 +286,14 @@ void walk(Config& c, const YAML::Node& node, const std::string& prefix, const st
     const std::string key = (prefix.empty() ? "" : prefix + ".") + it->first.as<std::string>();
     const bool is_section = prefix.empty() && it->second.IsMap();
     if (is_section) {
-      if (known_keys_in(key).empty()) throw ConfigError(file, key, "unknown section; sections are data, model, train, privacy, sampler, dpar");
+      if (known_keys_in(key).empty()) {
+        std::string guess;
+        for (const auto& name : section_names())
+          if (edit_distance(key, name) <= 2) guess = name;
+        throw ConfigError(file, key,
+                          "unknown section" + (guess.empty() ? std::string() : "; did you mean '" + guess + "'?") +
+                              " (sections are data, model, train, privacy, sampler, dpar)");
+      }
       walk(c, it->second, key, file);
     } else {
       apply(c, key, it->second, file);
@@ -356,27 +414,38 @@ Config parse_config(const std::string& yaml_text, const std::string& source,
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(source, "(syntax)", std::string("not valid YAML: ") + e.what());
+    // file:line:column, as compilers say it (yaml-cpp's marks count from 0).
+    throw UsageError(source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                     ": not valid YAML: " + e.msg);
   }
   if (!root.IsNull() && !root.IsMap())
     throw ConfigError(source, "(top level)", "must be a mapping of sections and keys");
   for (const auto& [key, value] : method_defaults_of(named_method(root, overrides)))
     apply(c, key, YAML::Load(value), "(method defaults)");
   if (!root.IsNull()) walk(c, root, "", source);
+  std::map<std::string, std::string> set_by;  // key -> the --set that gave its value
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw ConfigError("--set", o, "expected key=value (e.g. --set train.lr=0.1)");
+      throw ConfigError("--set " + o, o, "expected key=value (e.g. --set train.lr=0.1)");
     const std::string key = o.substr(0, eq);
     YAML::Node value;
     try {
       value = YAML::Load(o.substr(eq + 1));
     } catch (const YAML::Exception& e) {
-      throw ConfigError("--set", key, std::string("value is not valid YAML: ") + e.what());
+      throw ConfigError("--set " + o, key, "value is not valid YAML: " + e.msg);
     }
-    apply(c, key, value, "--set");
+    apply(c, key, value, "--set " + o);
+    set_by[key] = o;
   }
-  validate(c);
+  try {
+    validate(c);
+  } catch (const ConfigError& e) {
+    // A value that --set gave is blamed on the --set, not on the file.
+    const auto it = set_by.find(e.key());
+    if (it != set_by.end() && e.file() == source) throw ConfigError("--set " + it->second, e.key(), e.problem());
+    throw;
+  }
   return c;
 }
 

@@ -116,8 +116,12 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   const auto partition_refusal = spec.refuse_partition(cfg, pf.method());
   ensure(!partition_refusal, rank, partition_refusal.value_or(""));
   ensure(world <= pf.num_parts(), rank,
-         "there are " + std::to_string(world) + " ranks but the partition has only " +
-             std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
+         cfg.data.partition.empty()
+             ? cfg.source + ": key 'data.partition' is not set, so the dataset is one part for one rank, but there are " +
+                   std::to_string(world) + " ranks; make a partition with `dpgnn partition --dataset " +
+                   cfg.data.dataset + " --parts " + std::to_string(world) + " --out PART.h5` and set data.partition"
+             : "there are " + std::to_string(world) + " ranks but the partition has only " +
+                   std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
   partition::Shard shard = partition::load_shard(pf, rank, world);
   const auto& meta = shard.meta;
   ensure(meta.num_features > 0, rank,

@@ -92,7 +92,47 @@ TEST(Config, RejectsOutOfRangeValues) {
 
 TEST(Config, RequiresADataset) { expect_config_error("method: drw\n", "data.dataset", "required"); }
 
-TEST(Config, RejectsInvalidYaml) { expect_config_error("data: [unclosed\n", "syntax", "not valid YAML"); }
+// A syntax error names the file, line and column (file:line:column, counted from 1).
+TEST(Config, RejectsInvalidYamlWithLineAndColumn) {
+  try {
+    parse_config("method: drw\ndata: {dataset: d.h5}\ntrain: [unclosed\n", "x.yaml", {});
+    FAIL() << "expected a syntax error";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("x.yaml:", 0), 0u) << m;
+    EXPECT_NE(m.find("not valid YAML"), std::string::npos) << m;
+    EXPECT_NE(m.find("x.yaml:4:1:"), std::string::npos) << m;  // the list is still open at the end (line 4)
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+  }
+}
+
+// Messages that point at the cause (issue 25 item 4).
+TEST(Config, MessagesPointAtTheCause) {
+  // The closest known key, in this section or the same name in another.
+  expect_config_error("data: {dataset: d.h5}\ntrain: {lrr: 0.1}\n", "train.lrr", "did you mean 'train.lr'?");
+  expect_config_error("data: {dataset: d.h5}\ntrain: {clip_norm: 0.1}\n", "train.clip_norm",
+                      "did you mean 'privacy.clip_norm'?");
+  expect_config_error("data: {dataset: d.h5}\nmethd: drw\n", "methd", "did you mean 'method'?");
+  expect_config_error("data: {dataset: d.h5}\ntrian: {lr: 0.1}\n", "trian", "did you mean 'train'?");
+  // A scalar where a section belongs.
+  expect_config_error("data: data/cora.h5\n", "data", "is a section, not a value");
+  expect_config_error("data: data/cora.h5\n", "data", "data: {dataset: ...}");
+  // A bad --set value is blamed on the --set, also when only validation finds it.
+  try {
+    parse_config("data: {dataset: d.h5}\n", "x.yaml", {"train.lr=-1"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--set train.lr=-1: key 'train.lr': must be > 0", 0), 0u) << e.what();
+  }
+  try {
+    parse_config("data: {dataset: d.h5}\n", "x.yaml", {"train.lr=fast"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--set train.lr=fast: key 'train.lr': expected a number", 0), 0u) << e.what();
+  }
+  // The same value in the file is the file's.
+  expect_config_error("data: {dataset: d.h5}\ntrain: {lr: -1}\n", "x.yaml: key 'train.lr'", "must be > 0");
+}
 
 TEST(Config, DumpsEveryKeyAndReadsBackTheSameConfig) {
   const Config a = parse_config("data: {dataset: d.h5}\ntrain: {lr: 0.25}\nprivacy: {noise_seed: 3}\n", "x.yaml", {});

@@ -162,6 +162,15 @@ TEST(TrainCli, MalformedConfigsFailBeforeAnyRankWorksWithOneMessage) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("data.dataset"), std::string::npos) << r.output;
   }
+  {
+    // Two ranks and no partition: the message says that the partition is missing and how to make one.
+    const std::string cfg = write_config(tmp, "nopart.yaml", "");
+    const CommandResult r = run_command(mpiexec(2) + "train --config " + cfg +
+                                        " --set data.partition= --out " + tmp.file("o4"));
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("'data.partition' is not set"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("dpgnn partition --dataset"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

@@ -38,7 +38,13 @@ class UsageError : public Error {
 class ConfigError : public UsageError {
  public:
   ConfigError(const std::string& file, const std::string& key, const std::string& problem)
-      : UsageError(file + ": key '" + key + "': " + problem) {}
+      : UsageError(file + ": key '" + key + "': " + problem), file_(file), key_(key), problem_(problem) {}
+  const std::string& file() const { return file_; }
+  const std::string& key() const { return key_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string file_, key_, problem_;
 };
 
 // An input data file is malformed: names the file, the path inside it and the problem.

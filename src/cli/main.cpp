@@ -10,6 +10,7 @@
 #include "command.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/log.h"
+#include "dpgnn/graph/import/converter.h"
 #include "dpgnn/util/version.h"
 
 namespace {
@@ -17,7 +18,8 @@ namespace {
 int run(int argc, char** argv) {
   CLI::App app{"dpgnn: distributed differentially private graph neural network training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("dpgnn ") + dpgnn::kVersion + " (commit " + dpgnn::kCommit + ")");
+  app.set_version_flag("--version", std::string("dpgnn ") + dpgnn::kVersion + " (commit " + dpgnn::kCommit +
+                                         ")\ntools: " + dpgnn::graph::import::tools_dir());
   app.footer(
       "Exit codes: 0 ok, 1 internal error, 2 bad argument/config/parameter, 3 malformed input "
       "file, 4 I/O or system error. See docs/cli.md.\n");

@@ -77,7 +77,16 @@ std::string last_line(const std::string& text) {
 
 std::string tools_dir() {
   const char* env = std::getenv("DPGNN_TOOLS_DIR");
-  return (env != nullptr && *env != '\0') ? env : DPGNN_TOOLS_DIR_DEFAULT;
+  if (env != nullptr && *env != '\0') return env;
+  // An installed dpgnn (`cmake --install`) has its tools in PREFIX/share/dpgnn/tools, beside
+  // PREFIX/bin/dpgnn: found from the running binary, so a prefix can move.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "dpgnn" / "tools";
+    if (fs::is_regular_file(installed / "dpgnn_convert.py", ec)) return installed.string();
+  }
+  return DPGNN_TOOLS_DIR_DEFAULT;  // the build tree's sources
 }
 
 std::string python_interpreter() {
@@ -91,7 +100,8 @@ PythonTool locate_python_tool(const std::string& script_name, const std::string&
   std::error_code ec;
   if (!fs::is_regular_file(tool.script, ec))
     throw IoError(description + " '" + tool.script +
-                  "' does not exist: set DPGNN_TOOLS_DIR to the tools/ folder of the dpgnn sources");
+                  "' does not exist: set DPGNN_TOOLS_DIR to the tools/ folder of the dpgnn sources (an installed "
+                  "dpgnn has it in PREFIX/share/dpgnn/tools)");
   if (::access(tool.python.c_str(), X_OK) != 0)
     throw IoError("Python interpreter '" + tool.python + "' not found or not executable (" + std::strerror(errno) +
                   "): " + install_hint);

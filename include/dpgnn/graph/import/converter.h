@@ -1,7 +1,8 @@
 // Runs a Python converter of tools/ (tools/dpgnn_convert.py) for the formats that need
 // numpy/scipy (Planetoid pickles, npz, GraphSAINT) and reads its dpgnn-raw output.
 //
-// The tools folder is DPGNN_TOOLS_DIR when set, else <source dir>/tools (compiled in);
+// The tools folder is DPGNN_TOOLS_DIR when set, else PREFIX/share/dpgnn/tools beside an
+// installed PREFIX/bin/dpgnn, else <source dir>/tools (compiled in);
 // the interpreter is DPGNN_PYTHON when set, else /usr/bin/python3 (Debian's, which has
 // python3-numpy, python3-scipy and python3-h5py). The converter writes into a temporary
 // directory that is removed afterwards, also on error.

@@ -374,6 +374,20 @@ def data_lines(data_key, random_partition):
 
 
 def render(header, body):
+    # The data commands are data (data.prepare, run by `dpgnn prepare --config`), not comments:
+    # the header keeps one line saying so where they were.
+    prepare, kept = [], []
+    for h in header:
+        cmd = h.strip()
+        if cmd.startswith("dpgnn import ") or cmd.startswith("dpgnn partition "):
+            if not prepare:
+                kept.append("  `dpgnn prepare --config <this file>` runs data.prepare below (from the repository root)")
+            prepare.append(cmd[len("dpgnn "):])
+        else:
+            kept.append(h)
+    header = kept
+    if prepare:
+        body["data"]["prepare"] = prepare
     lines = [MARKER + " -- do not edit; change the generator and run it again."]
     lines += ["# " + h if h else "#" for h in header]
     text = "\n".join(lines) + "\n" + yaml.safe_dump(body, sort_keys=False, default_flow_style=False, width=1000)

@@ -140,7 +140,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "
                   << s.batch_size << ", noise multiplier " << s.noise_multiplier << ", sigma " << s.sigma
                   << ", accountant " << s.accountant
-                  << (s.is_private ? " by " + cfg.privacy.accountant + ", " + std::to_string(s.steps) +
+                  << (s.is_private ? ", privacy.accountant " + cfg.privacy.accountant + ", " + std::to_string(s.steps) +
                                          " steps within epsilon " + fmt::format("{}", s.target_epsilon) +
                                          " (of max_steps " + std::to_string(cfg.train.max_steps) + ")"
                                    : std::string())

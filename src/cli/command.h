@@ -55,5 +55,6 @@ void add_partition_command(CLI::App& root, Registry& registry);
 void add_import_command(CLI::App& root, Registry& registry);
 void add_sample_command(CLI::App& root, Registry& registry);
 void add_audit_command(CLI::App& root, Registry& registry);
+void add_prepare_command(CLI::App& root, Registry& registry);
 
 }  // namespace dpgnn::cli

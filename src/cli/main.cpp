@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   dpgnn::cli::add_predict_command(app, registry);
   dpgnn::cli::add_sweep_command(app, registry);
   dpgnn::cli::add_audit_command(app, registry);
+  dpgnn::cli::add_prepare_command(app, registry);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

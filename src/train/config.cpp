@@ -102,6 +102,22 @@ const std::vector<Field>& fields() {
       DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
       DPGNN_STR("data.partition", data.partition,
                 "partition file from `dpgnn partition`; empty = the dataset as one part (one rank)"),
+      Field{"data.prepare", "list of strings", "[]",
+            "the dpgnn import/partition commands (without \"dpgnn\") that make data.dataset and data.partition; "
+            "`dpgnn prepare --config` runs them, skipping files that exist and verify",
+            [](Config& c, const YAML::Node& n, const std::string& f) {
+              c.data.prepare.clear();
+              if (n.IsNull()) return;
+              if (!n.IsSequence())
+                throw ConfigError(f, "data.prepare", "expected a list of commands, e.g. [\"import npz --file F --out D.h5\"]");
+              for (std::size_t i = 0; i < n.size(); ++i)
+                c.data.prepare.push_back(scalar_as<std::string>(n[i], f, "data.prepare", "a command (string)"));
+            },
+            [](const Config& c) {
+              YAML::Node list(YAML::NodeType::Sequence);
+              for (const auto& cmd : c.data.prepare) list.push_back(cmd);
+              return list;
+            }},
       DPGNN_STR("model.arch", model.arch, "gcn | sage | gin | mlp (mlp and dp-mlp always use mlp)"),
       DPGNN_NUM("model.layers", model.layers, int, "integer", "number of GNN layers, 1..3"),
       DPGNN_NUM("model.hidden", model.hidden, int, "integer", "hidden width, >= 1"),

@@ -4,8 +4,9 @@
 // Table 3, batch sizes of their Table 4, Daigavane et al. Table 9, typed here from the papers
 // independently of the generator), dpgnn configs never point at a METIS partition, a bad
 // config fails naming the file and the key, and the real `dpgnn train --dry-run` runs on every
-// config of a dataset in ../shared/data after the import and partition commands written in
-// the config's own header (Cora and two more by default; all with DPGNN_CONFIG_DRY_RUNS=all).
+// config of a dataset in ../shared/data after `dpgnn prepare --config` has run the import and
+// partition commands of its data.prepare (Cora and two more by default; all with
+// DPGNN_CONFIG_DRY_RUNS=all).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -349,23 +350,8 @@ TEST(TrainDryRun, MissingDataPointsAtTheCheckFlag) {
 
 // ---- the real dry run on the datasets of ../shared/data -------------------------------------
 
-// The commands in a config's header ("#   dpgnn import ...", "#   dpgnn partition ..."), with the
-// binary and the shared folder of this build.
-std::vector<std::string> data_commands(const fs::path& config) {
-  std::vector<std::string> out;
-  std::ifstream in(config);
-  std::string line;
-  const std::string prefix = "#   dpgnn ";
-  while (std::getline(in, line) && line.rfind('#', 0) == 0) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    std::string cmd = std::string(DPGNN_BINARY) + " " + line.substr(prefix.size());
-    const std::string data = std::string(DPGNN_SHARED_DIR) + "/data";  // may itself contain "../shared"
-    for (std::size_t at = 0; (at = cmd.find("../shared/data", at)) != std::string::npos; at += data.size())
-      cmd.replace(at, 14, data);
-    out.push_back(cmd);
-  }
-  return out;
-}
+// A config's data.prepare commands (run by `dpgnn prepare --config`).
+std::vector<std::string> data_commands(const fs::path& config) { return load_config(config.string(), {}).data.prepare; }
 
 // Dataset folders whose data come from ../shared/data alone (no SRC placeholder).
 std::vector<std::string> shared_datasets() {
@@ -384,24 +370,24 @@ std::vector<std::string> shared_datasets() {
 
 class DryRun : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterItsHeadersImportAndPartition) {
+TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterDpgnnPrepare) {
   const std::string ds = GetParam();
   const char* all = std::getenv("DPGNN_CONFIG_DRY_RUNS");
   if (ds != "cora" && ds != "twitch-ptbr" && (all == nullptr || std::string(all) != "all"))
     GTEST_SKIP() << "set DPGNN_CONFIG_DRY_RUNS=all to dry-run " << ds << " too (about 15 s per dataset)";
   if (!testing::shared_data_available()) GTEST_SKIP() << "no " << DPGNN_SHARED_DIR << "/data";
+  // The configs' paths are relative to the repository root, with ../shared beside it: a root
+  // folder in tmp with tmp/shared a link to this build's shared folder.
   TempDir tmp;
-  fs::create_directories(tmp.path() / "data");
-  const std::string cd = "cd " + tmp.path().string() + " && " + kEnv;
-  std::set<std::string> done;
+  fs::create_directories(tmp.path() / "root");
+  fs::create_directory_symlink(fs::absolute(DPGNN_SHARED_DIR), tmp.path() / "shared");
+  const std::string cd = "cd " + (tmp.path() / "root").string() + " && " + kEnv;
   int planned = 0;
   for (const auto& e : fs::directory_iterator(kConfigs / ds)) {
     if (e.path().extension() != ".yaml") continue;
-    for (const auto& cmd : data_commands(e.path())) {
-      if (!done.insert(cmd).second) continue;
-      const CommandResult r = run_command(cd + cmd);
-      ASSERT_EQ(r.exit_code, 0) << "the header's command failed: " << cmd << "\n" << r.output;
-    }
+    // Makes what data.prepare says, skipping the files an earlier config of the dataset made.
+    const CommandResult prep = run_command(cd + DPGNN_BINARY + " prepare --config " + e.path().string());
+    ASSERT_EQ(prep.exit_code, 0) << "dpgnn prepare failed for " << e.path() << "\n" << prep.output;
     const CommandResult r = run_command(cd + DPGNN_BINARY + " train --dry-run --config " + e.path().string());
     ASSERT_EQ(r.exit_code, 0) << e.path() << "\n" << r.output;
     const Config c = load_config(e.path().string(), {});

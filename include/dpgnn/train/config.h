@@ -29,6 +29,9 @@ std::vector<std::pair<std::string, std::string>> method_defaults_of(const std::s
 struct DataSection {
   std::string dataset;    // dataset HDF5 file (required)
   std::string partition;  // partition file from `dpgnn partition`; empty = one part
+  // The `dpgnn import ...` / `dpgnn partition ...` commands (without "dpgnn") that make the
+  // two files, run by `dpgnn prepare --config` (cli/cmd_prepare.cpp); not used by training.
+  std::vector<std::string> prepare;
 };
 
 struct ModelSection {

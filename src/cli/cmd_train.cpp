@@ -99,6 +99,9 @@ void add_train_command(CLI::App& root, Registry& registry) {
     try {
       if (!opt->config.empty()) {
         cfg = train::load_config(opt->config, opt->overrides);
+        // The run records where its data are, resolved against this directory, so that
+        // `predict --run`, `train --resume` and `privacy --ledger` work from any directory.
+        train::resolve_data_paths(cfg);
       } else {
         // --resume --out RUN alone: the config the run is bound to (its ledger header).
         if (!opt->overrides.empty())

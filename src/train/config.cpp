@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -476,6 +477,11 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     text = ss.str();
   }
   return parse_config(text, path, overrides);
+}
+
+void resolve_data_paths(Config& c) {
+  for (std::string* path : {&c.data.dataset, &c.data.partition})
+    if (!path->empty()) *path = std::filesystem::absolute(*path).lexically_normal().string();
 }
 
 std::string dump_config(const Config& c) {

@@ -83,5 +83,33 @@ TEST(PredictCli, ReproducesTheRunsTestAccuracyExactlyOn1And2Ranks) {
   EXPECT_NE(none.output.find("does not exist"), std::string::npos) << none.output;
 }
 
+// A run started with relative data paths records them resolved, so that predict, privacy
+// --ledger and train --resume work from another directory.
+TEST(PredictCli, ARunWorksFromAnotherDirectory) {
+  dpgnn::testing::TempDir tmp;
+  const auto& d = testing::TrainerData::get();
+  std::filesystem::create_directories(tmp.file("a/data"));
+  std::filesystem::create_directories(tmp.file("b"));
+  std::filesystem::create_symlink(d.dataset, tmp.file("a/data/d.h5"));
+  std::filesystem::create_symlink(d.partition, tmp.file("a/data/p.h5"));
+  std::ofstream(tmp.file("a/c.yaml")) << "method: drw\ndata: {dataset: data/d.h5, partition: data/p.h5}\n"
+                                      << "model: {hidden: 16}\ntrain: {batch_size: 16, max_steps: 5, threads: 1}\n"
+                                      << "privacy: {noise_multiplier: 2.0, delta: 1.0e-5}\n";
+  const CommandResult t = run_command("cd " + tmp.file("a") + " && " + mpiexec(2) + "train --config c.yaml --out run");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  std::ifstream cfg(tmp.file("a/run/config.yaml"));
+  const std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("dataset: " + std::filesystem::path(tmp.file("a/data/d.h5")).lexically_normal().string()),
+            std::string::npos)
+      << text;
+  const std::string from_b = "cd " + tmp.file("b") + " && ";
+  const CommandResult p = run_command(from_b + mpiexec(1) + "predict --run ../a/run --out p.h5");
+  EXPECT_EQ(p.exit_code, 0) << p.output;
+  const CommandResult l = run_command(from_b + DPGNN_BINARY + " privacy --ledger ../a/run/ledger.jsonl");
+  EXPECT_EQ(l.exit_code, 0) << l.output;
+  const CommandResult r = run_command(from_b + mpiexec(2) + "train --resume --out ../a/run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace dpgnn::train

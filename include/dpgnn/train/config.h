@@ -120,6 +120,9 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 // Parses YAML text (for tests).
 Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides);
+// Makes data.dataset and data.partition absolute (against the current directory, lexically
+// normal; empty stays empty): what a run records.
+void resolve_data_paths(Config& config);
 // The resolved configuration as YAML (every key, defaults included).
 std::string dump_config(const Config& config);
 // Every key with its type, default and description: plain text (--help-config), or a

@@ -7,16 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 DPGNN="$DPGNN_BUILD_DIR/src/cli/dpgnn"
-SHARED="${DPGNN_SHARED_DIR:-../shared}"
-mkdir -p out/data out/runs
-[ -f out/data/cora.h5 ] || "$DPGNN" import planetoid --dir "$SHARED/data/cora/planetoid" --name cora --out out/data/cora.h5
-[ -f out/data/cora.part2.h5 ] || "$DPGNN" partition --dataset out/data/cora.h5 --parts 2 --seed 1 --out out/data/cora.part2.h5
+mkdir -p runs/cora-results
+"$DPGNN" prepare --config configs/cora-drw.yaml   # data/cora.h5, data/cora.metis2.h5 (cora-gcn.yaml: the same)
 seeds=("$@")
 [ ${#seeds[@]} -gt 0 ] || seeds=(1 2 3 4 5)
 for method in ${METHODS:-drw gcn}; do
   accs=()
   for s in "${seeds[@]}"; do
-    run="out/runs/cora-$method-seed$s-$(date +%s)"
+    run="runs/cora-results/cora-$method-seed$s-$(date +%s)"
     mpiexec -n 2 --oversubscribe "$DPGNN" train --config "configs/cora-$method.yaml" --set train.seed="$s" \
       --out "$run" > "$run.log" 2>&1
     line=$(/usr/bin/python3 -c "import json; d=json.load(open('$run/summary.json')); e=d['epsilon']; print(f\"{d['test_accuracy']:.4f} {'-' if e is None else format(e, '.3f')} {d['steps']}\")")

@@ -26,13 +26,13 @@ void add_audit_command(CLI::App& root, Registry& registry) {
     std::vector<std::string> overrides;
     std::int64_t canaries = 4000;
     double confidence = 0.95;
-    bool json = false;
+    bool json = false, keep_data = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand(
       "audit",
       "Empirical lower bound on epsilon from one training run with canaries (Steinke, Nasr & Jagielski "
-      "2023); run under mpirun like train. Writes data/, run/, canaries.csv and audit.json into --out "
+      "2023); run under mpirun like train. Writes run/, canaries.csv and audit.json into --out (data/, the dataset with canaries, is removed after scoring unless --keep-data) "
       "(docs/audit.md)");
   app->add_option("--config", opt->config, "YAML experiment config (docs/configs.md)")->required();
   app->add_option("--set", opt->overrides, "Override a config key: --set train.lr=0.1 (repeatable)");
@@ -43,6 +43,8 @@ void add_audit_command(CLI::App& root, Registry& registry) {
   app->add_option("--confidence", opt->confidence, "Confidence of the lower bound")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 0.999999));
+  app->add_flag("--keep-data", opt->keep_data,
+                "Keep data/ (the dataset with its canaries and its partition; removed after scoring otherwise)");
   app->add_flag("--json", opt->json, "Print one JSON object (epsilon, epsilon_lower_bound, ...) instead of text");
   registry.add(app, [opt]() {
     const bool report = launcher_rank_is_zero();
@@ -63,6 +65,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
     ao.out_dir = opt->out;
     ao.canaries = opt->canaries;
     ao.confidence = opt->confidence;
+    ao.keep_data = opt->keep_data;
     ao.progress = !opt->json;
     ao.local_ranks = env.local_size;
     ao.local_rank = env.local_rank;

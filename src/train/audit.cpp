@@ -411,6 +411,14 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
     f << audit_json(res).dump(2) << "\n";
     if (!f.flush()) throw IoError(p.string() + ": cannot write");
   });
+  // Every rank is done with data/ (the numbers above were broadcast after the scoring): the
+  // scratch copy of the dataset goes, unless asked to stay. run/ stays: its ledger is the record.
+  if (!opt.keep_data)
+    on_rank0(comm, [&] {
+      std::error_code ec;
+      fs::remove_all(data_dir, ec);
+      if (ec) spdlog::warn("audit: could not remove the scratch data {}: {}", data_dir.string(), ec.message());
+    });
   return res;
 }
 

@@ -17,12 +17,14 @@ namespace {
 
 using testing::base_config;
 
-AuditResult audit_in_process(const Config& cfg, const std::string& out, int ranks, std::int64_t canaries) {
+AuditResult audit_in_process(const Config& cfg, const std::string& out, int ranks, std::int64_t canaries,
+                             bool keep_data = false) {
   dist::LocalGroup group(ranks);
   std::vector<AuditResult> results(ranks);
   AuditOptions opt;
   opt.out_dir = out;
   opt.canaries = canaries;
+  opt.keep_data = keep_data;
   opt.progress = false;
   opt.local_ranks = ranks;
   group.run([&](dist::Communicator& comm) { results[comm.rank()] = run_audit(cfg, opt, comm); });
@@ -70,6 +72,10 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   auto gcn = common;
   gcn.push_back("method=gcn");
   const AuditResult open = audit_in_process(base_config(gcn), tmp.file("gcn"), 2, n);
+  // The scratch dataset with its canaries is removed; the run and the results stay.
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("gcn") + "/data"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("gcn") + "/run/summary.json"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.file("gcn") + "/audit.json"));
   EXPECT_FALSE(open.is_private);
   EXPECT_FALSE(open.accounted);
   EXPECT_EQ(open.canaries, n);
@@ -106,7 +112,7 @@ TEST(Audit, CanariesAreIsolatedTrainingNodesWithTheirOwnFeatureColumn) {
   dpgnn::testing::TempDir tmp;
   const std::int64_t n = 40;
   const Config cfg = base_config({"method=gcn", "train.batch_size=8", "train.max_steps=3", "model.hidden=8"});
-  const AuditResult r = audit_in_process(cfg, tmp.file("a"), 1, n);
+  const AuditResult r = audit_in_process(cfg, tmp.file("a"), 1, n, /*keep_data=*/true);
   const auto rows = read_canaries(tmp.file("a") + "/canaries.csv");
   ASSERT_EQ(static_cast<std::int64_t>(rows.size()), n);
   std::int64_t included = 0;

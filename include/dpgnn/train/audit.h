@@ -44,7 +44,10 @@ class Communicator;
 namespace dpgnn::train {
 
 struct AuditOptions {
-  std::string out_dir;          // must be new or empty; holds data/, run/, audit.json, canaries.csv
+  std::string out_dir;          // must be new or empty; holds run/, audit.json, canaries.csv (and data/)
+  // Keep data/ (the dataset with canaries and its partition, scratch otherwise removed once
+  // the canaries are scored: it is the size of the dataset).
+  bool keep_data = false;
   std::int64_t canaries = 4000;  // N
   double confidence = 0.95;      // 1 - beta
   double canary_scale = 10.0;    // the non-zero feature of an included canary

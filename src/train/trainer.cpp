@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
+#include <optional>
 
 #include "checkpoint.h"
 #include "collective_text.h"
@@ -42,6 +44,32 @@ namespace {
 // quiet, and the job shuts down cleanly (CollectiveError).
 void ensure(bool ok, int rank, const std::string& message, int code = kExitUsage) {
   if (!ok) throw CollectiveError(message, code, rank == 0);
+}
+
+// Runs `fn` on every rank. An error that every rank meets (a missing or malformed data file)
+// ends the job as one CollectiveError: rank 0 prints it once and every rank exits with its
+// code, without an abort banner. An error on some ranks only is rethrown there (the abort
+// path, so that no rank waits forever); the others go on to the next collective, where the
+// abort ends them.
+template <class Fn>
+void on_every_rank(dist::Communicator& comm, Fn&& fn) {
+  std::exception_ptr error;
+  std::string message;
+  int code = 0;
+  std::int64_t failed = 0;
+  try {
+    fn();
+  } catch (const CollectiveError&) {
+    throw;  // already thrown alike on every rank
+  } catch (const Error& e) {
+    error = std::current_exception();
+    message = e.what();
+    code = e.exit_code();
+    failed = 1;
+  }
+  comm.allreduce_sum(&failed, 1);
+  if (failed == comm.size()) throw CollectiveError(message, code, comm.rank() == 0);
+  if (error) std::rethrow_exception(error);
 }
 
 // Collective: may this run use its directory? (rank 0 decides, everyone learns the outcome)
@@ -112,7 +140,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   check_directory(dir.paths(), opt, comm);
 
   // ---- data: this rank's shard -------------------------------------------------------------
-  const auto pf = partition::PartitionFile::open_or_single(cfg.data.partition, cfg.data.dataset);
+  std::optional<partition::PartitionFile> pf_opened;
+  on_every_rank(comm, [&] { pf_opened.emplace(partition::PartitionFile::open_or_single(cfg.data.partition, cfg.data.dataset)); });
+  const partition::PartitionFile& pf = *pf_opened;
   const auto partition_refusal = spec.refuse_partition(cfg, pf.method());
   ensure(!partition_refusal, rank, partition_refusal.value_or(""));
   ensure(world <= pf.num_parts(), rank,
@@ -122,7 +152,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
                    cfg.data.dataset + " --parts " + std::to_string(world) + " --out PART.h5` and set data.partition"
              : "there are " + std::to_string(world) + " ranks but the partition has only " +
                    std::to_string(pf.num_parts()) + " part(s): every rank needs at least one part");
-  partition::Shard shard = partition::load_shard(pf, rank, world);
+  std::optional<partition::Shard> shard_loaded;
+  on_every_rank(comm, [&] { shard_loaded.emplace(partition::load_shard(pf, rank, world)); });
+  partition::Shard& shard = *shard_loaded;
   const auto& meta = shard.meta;
   ensure(meta.num_features > 0, rank,
          pf.path() + ": the dataset has no node features (num_features = 0); dpgnn trains on node features");

@@ -163,6 +163,17 @@ TEST(TrainCli, MalformedConfigsFailBeforeAnyRankWorksWithOneMessage) {
     EXPECT_NE(r.output.find("data.dataset"), std::string::npos) << r.output;
   }
   {
+    // A data file every rank finds malformed: one message, its exit code (3), no MPI_Abort.
+    std::ofstream(tmp.file("junk.h5")) << "not an HDF5 file\n";
+    std::ofstream(tmp.file("junk.yaml")) << "method: drw\ndata: {dataset: " << tmp.file("junk.h5") << "}\n";
+    const CommandResult r = run_command(mpiexec(2) + "train --config " + tmp.file("junk.yaml") + " --out " + tmp.file("o5"));
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    const std::regex error_line("\\berror\\b.*junk\\.h5");
+    EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), error_line), std::sregex_iterator()), 1)
+        << r.output;
+    EXPECT_EQ(r.output.find("MPI_ABORT"), std::string::npos) << r.output;
+  }
+  {
     // Two ranks and no partition: the message says that the partition is missing and how to make one.
     const std::string cfg = write_config(tmp, "nopart.yaml", "");
     const CommandResult r = run_command(mpiexec(2) + "train --config " + cfg +

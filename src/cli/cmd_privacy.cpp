@@ -57,21 +57,18 @@ struct PrivacyOptions {
   bool json = false;
 };
 
-// --accountant, or its default: pld for a planned run; for --ledger the accountant the run used
-// (its header's config, privacy.accountant), so the replay reproduces the run's own total; rdp
-// for a ledger without a header (dpgnn 0.1 accounted by RDP).
 // The config a ledger's header binds the run to; nullopt for a ledger without a header.
-std::optional<train::Config> ledger_config(const std::string& ledger) {
-  const auto l = train::read_ledger_file(ledger);
-  if (!l.binding) return std::nullopt;
-  return train::parse_config(l.binding->at("config").get<std::string>(), ledger, {});
+std::optional<train::Config> bound_config(const train::Ledger& ledger, const std::string& path) {
+  if (!ledger.binding) return std::nullopt;
+  return train::parse_config(ledger.binding->at("config").get<std::string>(), path, {});
 }
 
-pv::AccountantKind accountant_kind(const PrivacyOptions& o) {
-  if (o.accountant.empty() && !o.ledger.empty()) {
-    const auto cfg = ledger_config(o.ledger);
-    return cfg ? pv::parse_accountant(cfg->privacy.accountant) : pv::AccountantKind::kRdp;
-  }
+// --accountant, or its default: pld for a planned run; for --ledger the accountant the run used
+// (`run_config`, its header's config: privacy.accountant), so the replay reproduces the run's
+// own total; rdp for a ledger without a header (dpgnn 0.1 accounted by RDP).
+pv::AccountantKind accountant_kind(const PrivacyOptions& o, const std::optional<train::Config>& run_config = std::nullopt) {
+  if (o.accountant.empty() && !o.ledger.empty())
+    return run_config ? pv::parse_accountant(run_config->privacy.accountant) : pv::AccountantKind::kRdp;
   if (o.accountant.empty()) return pv::AccountantKind::kPld;
   try {
     return pv::parse_accountant(o.accountant);
@@ -216,12 +213,14 @@ int run_ledger(const PrivacyOptions& o) {
            {o.target_epsilon.has_value(), "--target-epsilon"}, {o.steps.has_value(), "--steps"},
            {o.dataset_size.has_value(), "--dataset-size"}, {o.batch_size.has_value(), "--batch-size"}})
     if (given) throw UsageError(std::string("privacy: ") + name + " is not used with --ledger (the ledger says it)");
+  const train::Ledger ledger = train::read_ledger_file(o.ledger);  // read once: it can hold 10^5 lines
+  const std::optional<train::Config> run_config = bound_config(ledger, o.ledger);
   // --delta defaults to the run's own (the header's config); a ledger without a header needs it.
   double delta = 0;
   if (o.delta) {
     delta = *o.delta;
-  } else if (const auto cfg = ledger_config(o.ledger)) {
-    delta = cfg->privacy.delta;
+  } else if (run_config) {
+    delta = run_config->privacy.delta;
   } else {
     throw UsageError("privacy: --delta is required for " + o.ledger +
                      " (it has no header naming the run's delta; e.g. --delta 1e-5)");
@@ -230,8 +229,8 @@ int run_ledger(const PrivacyOptions& o) {
   const pv::Conversion conversion = pv::parse_conversion(o.conversion);
   const std::vector<double> orders = o.orders.empty() ? pv::default_orders() : pv::parse_orders(o.orders);
   if (o.compare) throw UsageError("privacy: --compare is not used with --ledger (run it twice with --accountant)");
-  const pv::AccountantKind kind = accountant_kind(o);
-  const auto entries = train::read_ledger(o.ledger);
+  const pv::AccountantKind kind = accountant_kind(o, run_config);
+  const auto& entries = ledger.entries;
   // The ledger's history, replayed into an accountant of the chosen kind.
   pv::Accountant acc(kind, orders, conversion);
   acc.restore(train::accountant_from_ledger(entries, conversion, orders).serialise());

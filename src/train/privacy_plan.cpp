@@ -199,33 +199,36 @@ bool PrivacyPlan::next_step_exceeds() const {
   return accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_);
 }
 
-std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) const {
-  if (!private_ || from >= max_steps) return max_steps;
-  // The largest count of further steps of the current mechanism that fits (bisection; the
-  // accountant's would_exceed is monotone in the count).
-  std::int64_t lo = 0, hi = max_steps - from;
-  if (!accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_, hi)) return max_steps;
+namespace {
+
+// The largest count (at most `limit`) of further `mech` steps that keeps `acc` within the
+// target (bisection: would_exceed is monotone in the count).
+std::int64_t steps_within(const privacy::Accountant& acc, const Config& cfg, const privacy::Mechanism& mech,
+                          std::int64_t limit) {
+  const double eps = cfg.privacy.target_epsilon, delta = cfg.privacy.delta;
+  if (!acc.would_exceed(eps, delta, mech, limit)) return limit;
+  std::int64_t lo = 0, hi = limit;
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    (accountant_->would_exceed(cfg_.privacy.target_epsilon, cfg_.privacy.delta, mech_, mid) ? hi : lo) = mid;
+    (acc.would_exceed(eps, delta, mech, mid) ? hi : lo) = mid;
   }
-  return from + lo;
+  return lo;
+}
+
+}  // namespace
+
+std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) const {
+  if (!private_ || from >= max_steps) return max_steps;
+  return from + steps_within(*accountant_, cfg_, mech_, max_steps - from);
 }
 
 std::int64_t PrivacyPlan::planned_steps() const {
-  const std::int64_t max_steps = cfg_.train.max_steps;
-  if (!private_) return max_steps;
+  if (!private_) return cfg_.train.max_steps;
+  // A fresh run's history: the release's events, then the steps.
   privacy::Accountant acc(kind_, std::vector<double>{}, conversion_);
   if (outer_subsample_) acc.set_subsample(*outer_subsample_);
   for (const auto& e : release_events_) acc.step(e.mechanism, e.count);
-  const double eps = cfg_.privacy.target_epsilon, delta = cfg_.privacy.delta;
-  if (!acc.would_exceed(eps, delta, mech_, max_steps)) return max_steps;
-  std::int64_t lo = 0, hi = max_steps;  // would_exceed is monotone in the count
-  while (hi - lo > 1) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    (acc.would_exceed(eps, delta, mech_, mid) ? hi : lo) = mid;
-  }
-  return lo;
+  return steps_within(acc, cfg_, mech_, cfg_.train.max_steps);
 }
 
 double PrivacyPlan::epsilon() const {

@@ -400,9 +400,9 @@ EOF
 "$py" - runs/B/ledger.jsonl "$steps_b" <<'EOF' || fail "runs/B/ledger.jsonl does not hold every step exactly once"
 import json, sys
 steps = [j["step"] for j in map(json.loads, open(sys.argv[1])) if "step" in j]
-want = list(range(int(sys.argv[2])))
+want = list(range(1, int(sys.argv[2]) + 1))  # ledger format 3 numbers the steps from 1
 if steps != want:
-    print(f"ledger steps: {len(steps)} lines, first {steps[:3]}, last {steps[-3:]}; expected 0..{len(want) - 1}")
+    print(f"ledger steps: {len(steps)} lines, first {steps[:3]}, last {steps[-3:]}; expected 1..{len(want)}")
     sys.exit(1)
 EOF
 say "3. job $id_b COMPLETED after a requeue at step $stopped_at: $steps_b steps, epsilon $eps_b (uninterrupted: $eps_a), ledger complete"

@@ -32,7 +32,7 @@
 //    the whole record or a torn line, which is refused. read_ledger expands it into the
 //    entries above (a graph-sample entry, then one entry per event).
 //  * (format 2) a resume segment, appended by every resume before its first step:
-//    {"resume": {"after_step": 100, "ranks": 4, "device": "cpu", "version": "0.2.0", ...}}:
+//    {"resume": {"after_step": 100, "ranks": 4, "device": "cpu", "version": "0.3.0", ...}}:
 //    the steps after it were taken on that set-up (a replay must match it).
 //  * (format 2) the end, last: {"end": {"steps": 83, "stopped_by": "target_epsilon", ...}}.
 // `mechanism` is privacy::Mechanism's exact text form (doubles with 17 digits), from which

@@ -6,8 +6,8 @@
 #     host i has .(10+i)),
 #   - a UTS namespace of its own, so `hostname` there prints the host's name (dpgnn records
 #     each rank's hostname in run.json; MPI decides which ranks share a node by it),
-#   - /etc/netns/<host>/hosts, which `ip netns exec` bind-mounts over /etc/hosts, so every
-#     host resolves every other host's name.
+#   - /etc/netns/<host>/hosts, which `exec` bind-mounts over /etc/hosts (as `ip netns exec`
+#     does), so every host resolves every other host's name.
 # The file system is shared (like a cluster's shared file system), and so are the processes'
 # view of /proc and the users. cluster/simulated-rsh is the "remote shell" OpenMPI's rsh
 # launcher uses (plm_rsh_agent) to start its daemons on a host. docs/cluster.md, "Simulated
@@ -81,9 +81,14 @@ if [ "$cmd" = exec ]; then
   uts="$(uts_file_of "$host")" ||
     die "no simulated host '$host' (no $state_root/*/$host.uts; \`$prog list\` shows the hosts, \`$prog up N\` makes them)"
   [ -e "/run/netns/$host" ] || die "simulated host '$host' has no network namespace (/run/netns/$host): run \`$prog down\` and \`up\` again"
-  # ip netns exec: the network namespace, and a mount namespace with /etc/netns/HOST/hosts
-  # over /etc/hosts; nsenter then adds the host's own UTS namespace (its hostname).
-  exec ip netns exec "$host" nsenter --uts="$uts" -- "$@"
+  [ -f "/etc/netns/$host/hosts" ] || die "simulated host '$host' has no /etc/netns/$host/hosts: run \`$prog down\` and \`up\` again"
+  # The host's network and UTS (hostname) namespaces, then a mount namespace of the command's
+  # own with /etc/netns/HOST/hosts over /etc/hosts (what `ip netns exec` does, but keeping
+  # this machine's /sys: ip netns exec mounts a fresh sysfs without /sys/fs/cgroup, where
+  # slurmd fails). Slave propagation: namespaces and hosts made later are seen there too.
+  exec nsenter --net="/run/netns/$host" --uts="$uts" -- \
+    unshare --mount --propagation slave -- \
+    /bin/sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "/etc/netns/$host/hosts" "$@"
 fi
 
 prefix="dpgnn-h" subnet="10.231.47" slots=2 count=""
@@ -176,6 +181,7 @@ teardown() {  # removes what the records in $state say exists; quiet about what 
   [ ! -f "$state/bridge" ] || ip link del "$bridge" 2>/dev/null || true
   rm -rf "$state"
   rmdir "$state_root" 2>/dev/null || true
+  rmdir /etc/netns 2>/dev/null || true  # only when empty (up may have made it)
 }
 if [ "$cmd" = down ]; then
   if [ ! -d "$state" ]; then

@@ -57,7 +57,7 @@ EOF
 }
 
 die() {
-  echo "$prog: error: $*" >&2
+  echo "$prog: error: $1" >&2
   exit "${2:-2}"
 }
 need_value() { [ $# -ge 2 ] || die "option $1 needs a value (see --help)"; }

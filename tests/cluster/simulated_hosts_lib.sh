@@ -41,6 +41,9 @@ sim_hosts_sweep_orphans() {
   for d in /run/dpgnn-hosts/dpgnnt*; do
     [ -d "$d" ] || continue
     owner="$(cat "$d/test-owner" 2>/dev/null || true)"
+    # No owner yet: another test may be between its `up` and writing the owner; only a
+    # minute-old one is an orphan.
+    if [ -z "$owner" ] && [ -z "$(find "$d" -maxdepth 0 -mmin +1)" ]; then continue; fi
     if [ -z "$owner" ] || ! kill -0 "$owner" 2>/dev/null; then
       echo "removing simulated hosts left by an earlier test (owner ${owner:-unknown} is gone): $d"
       "$(sim_script)" down --prefix "$(basename "$d")" || true

@@ -45,7 +45,7 @@ and /etc/hosts (needs root).
 Options:
   --prefix P    name prefix of hosts and interfaces: must start with "dpgnn", lower-case
                 letters, digits and '-', at most 10 characters (interface names fit in 15)
-  --subnet A.B.C  the first three octets of a private /24 not used on this machine
+  --subnet A.B.C  the first three octets of a private (RFC 1918) /24 not used on this machine
   --slots S     slots per host in the hostfile
 
 Example:
@@ -114,6 +114,9 @@ case "$cmd" in up|down|list|env) ;; *) die "unknown command '$cmd' (up, down, ex
 [[ "$subnet" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] &&
   [ "${BASH_REMATCH[1]}" -le 255 ] && [ "${BASH_REMATCH[2]}" -le 255 ] && [ "${BASH_REMATCH[3]}" -le 255 ] ||
   die "--subnet must be three octets A.B.C (the /24 A.B.C.0/24), got '$subnet'"
+# A private range only (RFC 1918): the hosts must never take a routable address.
+[[ "$subnet" =~ ^10\. || "$subnet" =~ ^192\.168\. || "$subnet" =~ ^172\.(1[6-9]|2[0-9]|3[01])\. ]] ||
+  die "--subnet must be private (10.x.y, 172.16-31.y, 192.168.y; RFC 1918), got '$subnet'"
 [[ "$slots" =~ ^[1-9][0-9]*$ ]] || die "--slots must be a positive integer, got '$slots'"
 state="$state_root/$prefix"
 bridge="${prefix}br"

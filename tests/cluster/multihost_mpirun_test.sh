@@ -62,6 +62,7 @@ expect_usage_error() {  # expect_usage_error PATTERN ARGS...
 expect_usage_error "N must be an integer from 1 to 200" up 0
 expect_usage_error "--prefix must start with 'dpgnn'" up 2 --prefix eth
 expect_usage_error "--subnet must be three octets" up 2 --prefix dpgnnx --subnet 10.300.1
+expect_usage_error "--subnet must be private" up 2 --prefix dpgnnx --subnet 8.8.8
 expect_usage_error "unknown command 'sideways'" sideways
 expect_usage_error "no simulated host 'dpgnn-nohost'" exec dpgnn-nohost true
 rc=0

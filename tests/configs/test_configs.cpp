@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "dpgnn/train/config.h"
+#include "dpgnn/util/error.h"
 #include "test_support.h"
 
 namespace dpgnn::train {
@@ -45,6 +46,7 @@ std::vector<std::string> yaml_files(const fs::path& root, bool include_top_level
     if (!e.is_regular_file() || e.path().extension() != ".yaml") continue;
     const fs::path rel = fs::relative(e.path(), root);
     if (*rel.begin() == "sweeps") continue;
+    if (rel == "recommended.yaml") continue;  // settings only: the user adds data and privacy
     if (!include_top_level && rel.parent_path().empty()) continue;
     out.push_back(rel.generic_string());
   }
@@ -366,6 +368,30 @@ std::vector<std::string> shared_datasets() {
     if (shared) out.push_back(ds);
   }
   return out;
+}
+
+// configs/recommended.yaml holds a method and its settings only; completed with data and a
+// privacy budget by --set (as its header says), it plans a private DPAR run.
+TEST(RecommendedConfig, CompletedWithDataAndPrivacyPlansAPrivateRun) {
+  TempDir tmp;
+  const std::string cd = "cd " + tmp.path().string() + " && " + kEnv;
+  ASSERT_EQ(run_command(cd + DPGNN_BINARY +
+                        " synth --nodes 600 --avg-degree 6 --classes 3 --features 8 --homophily 0.8 --seed 1 --out g.h5")
+                .exit_code,
+            0);
+  ASSERT_EQ(run_command(cd + DPGNN_BINARY +
+                        " partition --dataset g.h5 --parts 2 --method random --seed 1 --out g.random2.h5")
+                .exit_code,
+            0);
+  const std::string cfg = (kConfigs / "recommended.yaml").string();
+  EXPECT_THROW(load_config(cfg, {}), UsageError) << "the user adds the data";
+  const Config c = load_config(cfg, {"data.dataset=g.h5"});
+  EXPECT_EQ(c.method, "dpar");
+  const CommandResult r = run_command(cd + DPGNN_BINARY + " train --dry-run --config " + cfg +
+                                      " --set data.dataset=g.h5 --set data.partition=g.random2.h5"
+                                      " --set privacy.target_epsilon=8 --set privacy.delta=1e-5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dry run: method dpar,"), std::string::npos) << r.output;
 }
 
 class DryRun : public ::testing::TestWithParam<std::string> {};

@@ -27,15 +27,10 @@ t0=$(date +%s)
 say() { echo "[$(date -u +%H:%M:%S) +$(($(date +%s) - t0))s] $*"; }
 # shellcheck source=tests/cluster/simulated_hosts_lib.sh
 source "$src/tests/cluster/simulated_hosts_lib.sh"
+# shellcheck source=tests/cluster/slurm_lib.sh
+source "$src/tests/cluster/slurm_lib.sh"
 
-missing=()
-for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo srun mpirun; do
-  command -v "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "SKIP: the two-node SLURM test needs ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client munge openmpi-bin; scripts/install-deps.sh tries)"
-  exit 77
-fi
+slurm_skip_unless_programs "the two-node SLURM test" munged munge slurmctld slurmd sbatch squeue scontrol sinfo srun mpirun
 sim_hosts_skip_unless_possible
 [ -x "$dpgnn" ] || { echo "FAIL: dpgnn binary '$dpgnn' is not executable"; exit 1; }
 [ -x "$digest" ] || { echo "FAIL: model_digest '$digest' is not executable"; exit 1; }
@@ -45,49 +40,17 @@ tmp="$(mktemp -d /tmp/dpgnn-slurm2.XXXXXX)"
 chmod 755 "$tmp"  # munged wants every directory above its socket searchable by all
 conf="$tmp/slurm.conf"
 munged_pid="" slurmctld_pid="" watchdog_pid=""
-sl() { SLURM_CONF="$conf" "$@"; }
 sim="$src/cluster/simulated-hosts.sh"
 
-cluster_pids() {  # every process of this test's cluster (SLURM_CONF=$conf in its environment)
-  local d pid
-  for d in /proc/[0-9]*; do
-    pid="${d#/proc/}"
-    [ "$pid" != $$ ] || continue
-    { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$conf" && echo "$pid"
-  done
-  return 0
-}
-stop_pids() {  # TERM, up to 10 s, then KILL
-  local pids=("$@") left i
-  [ ${#pids[@]} -gt 0 ] || return 0
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    left=()
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left+=("$p"); done
-    [ ${#left[@]} -gt 0 ] || return 0
-    sleep 0.2
-  done
-  kill -KILL "${left[@]}" 2>/dev/null || true
-}
 cleanup() {
   local rc=$?
   set +e
-  local jobs=() left=()
-  [ -z "$watchdog_pid" ] || kill "$watchdog_pid" $(pgrep -P "$watchdog_pid") 2>/dev/null
-  if [ -n "$slurmctld_pid" ]; then
-    mapfile -t jobs < <(sl squeue -h -o %A 2>/dev/null)
-    if [ ${#jobs[@]} -gt 0 ]; then
-      sl scancel --full --quiet "${jobs[@]}" >/dev/null 2>&1
-      sleep 1
-    fi
-  fi
+  slurm_stop_watchdog
+  slurm_cancel_jobs
   # The hosts (slurmd, job steps and ranks on them), then slurmctld, then what is left.
   sim_hosts_down
   stop_pids $slurmctld_pid
-  mapfile -t left < <(cluster_pids)
-  stop_pids "${left[@]+"${left[@]}"}"
-  stop_pids $munged_pid
-  if [ -n "${KEEP_SLURM_TEST_DIR:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  slurm_stop_rest
   exit "$rc"
 }
 trap cleanup EXIT
@@ -120,45 +83,12 @@ say "hosts $h1 ($SIM_SUBNET.11) and $h2 ($SIM_SUBNET.12) up; this machine is $SI
 # ---- munge ---------------------------------------------------------------------------------------
 # A file-system socket: the hosts' processes reach it (network namespaces do not scope it).
 mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/log" "$tmp/tmpfs" "$tmp/work"
-chmod 755 "$tmp/munge"
-head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
-chmod 600 "$tmp/munge/munge.key"
-munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.socket" \
-  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" \
-  >"$tmp/log/munged.out" 2>&1 &
-munged_pid=$!
-for ((i = 0; i < 50; i++)); do [ -S "$tmp/munge/munge.socket" ] && break; sleep 0.1; done
-munge -n -S "$tmp/munge/munge.socket" | unmunge -S "$tmp/munge/munge.socket" >/dev/null ||
-  fail "munged (pid $munged_pid) does not answer: $(cat "$tmp/log/munged.out")"
+start_munged
 
 # ---- slurm.conf -----------------------------------------------------------------------------------
 # slurmctld binds its port on this machine (every address): a port no socket here holds, out
-# of the ephemeral range (as in slurm_single_node_test.sh). slurmd and srun bind inside the
+# of the ephemeral range (pick_port_block, slurm_lib.sh). slurmd and srun bind inside the
 # hosts' own network namespaces, where nothing else runs.
-ports_in_use() {
-  local f addr
-  for f in /proc/net/tcp /proc/net/tcp6; do
-    [ -r "$f" ] || continue
-    while read -r _ addr _; do [[ "$addr" == *:* ]] && echo $((16#${addr##*:})); done <"$f"
-  done
-  return 0
-}
-pick_port_block() {
-  local lo=10000 hi=$((65535 - 20)) eph_lo=32768 eph_hi=60999 b p try
-  read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
-  if [ "$eph_lo" -ge $((lo + 2000)) ]; then hi=$((eph_lo - 20))
-  elif [ "$eph_hi" -le $((hi - 2000)) ]; then lo=$((eph_hi + 1))
-  fi
-  local -A used=()
-  while read -r p; do used[$p]=1; done < <(ports_in_use)
-  for ((try = 0; try < 200; try++)); do
-    b=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-    for ((p = b; p < b + 20; p++)); do [ -z "${used[$p]:-}" ] || continue 2; done
-    echo "$b"
-    return 0
-  done
-  return 1
-}
 ctl_host="$(hostname -s)"
 first_job_id=$((1000 + RANDOM * 16))
 write_conf() {
@@ -166,42 +96,9 @@ cat >"$conf" <<EOF
 # Generated by tests/cluster/slurm_two_node_test.sh: a two-node SLURM on simulated hosts.
 ClusterName=dpgnntest2
 SlurmctldHost=$ctl_host($SIM_SUBNET.1)
-SlurmctldPort=$base
-SlurmdPort=$((base + 1))
-SrunPortRange=$((base + 2))-$((base + 19))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$tmp/munge/munge.socket,cred_expire=10
-StateSaveLocation=$tmp/state
-SlurmdSpoolDir=$tmp/spool/%n
-TmpFS=$tmp/tmpfs
-FirstJobId=$first_job_id
-SlurmctldPidFile=$tmp/run/slurmctld.pid
-SlurmdPidFile=$tmp/run/slurmd.%n.pid
-SlurmctldLogFile=$tmp/log/slurmctld.log
-SlurmdLogFile=$tmp/log/slurmd.%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-PlugStackConfig=$tmp/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SwitchType=switch/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=1,bf_interval=1
-JobRequeue=1
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
-MinJobAge=600
-InactiveLimit=0
+EOF
+slurm_conf_common "$tmp/spool/%n" "$tmp/run/slurmd.%n.pid" "$tmp/log/slurmd.%n.log" >>"$conf"
+cat >>"$conf" <<EOF
 NodeName=$h1 NodeAddr=$SIM_SUBNET.11 CPUs=2 State=UNKNOWN
 NodeName=$h2 NodeAddr=$SIM_SUBNET.12 CPUs=2 State=UNKNOWN
 PartitionName=test Nodes=$h1,$h2 Default=YES MaxTime=INFINITE State=UP
@@ -213,14 +110,7 @@ mkdir -p "$tmp/spool/$h1" "$tmp/spool/$h2"
 # ---- the daemons: slurmctld here, one slurmd on each host --------------------------------------------
 bind_failed() { grep -qs "Address already in use" "$tmp"/log/slurmctld.log "$tmp"/log/slurmctld.out; }
 start_slurmctld() {  # 1 when its port was taken meanwhile
-  local i
-  sl slurmctld -D -i -f "$conf" >"$tmp/log/slurmctld.out" 2>&1 &
-  slurmctld_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    sl scontrol ping 2>/dev/null | grep -q UP && return 0
-    kill -0 "$slurmctld_pid" 2>/dev/null || break
-    sleep 0.2
-  done
+  start_slurmctld_and_wait && return 0
   bind_failed && return 1
   fail "slurmctld (pid $slurmctld_pid) does not answer on $SIM_SUBNET.1:$base"
 }
@@ -270,29 +160,7 @@ privacy: {noise_multiplier: 1.5, noise_seed: 7, delta: 1.0e-5}
 EOF
 
 export DPGNN_HOME="$src" DPGNN_BIN="$dpgnn" DPGNN_PROGRESS=0
-submit() {  # submit NAME ARGS...: prints the job id (log NAME.out)
-  local name="$1"
-  shift
-  sl sbatch --parsable -J "$name" -o "$tmp/work/$name.out" "$@" | cut -d';' -f1
-}
-job_field() { sl scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
-wait_done() {  # wait_done JOBID TIMEOUT_S: prints the final state
-  local id="$1" limit="$2" s="" i
-  for ((i = 0; i < limit * 5; i++)); do
-    s="$(job_field "$id" JobState)"
-    case "$s" in
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
-        echo "$s"
-        return 0
-        ;;
-    esac
-    sleep 0.2
-  done
-  echo "TIMEOUT_WAITING($s)"
-}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-json() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])" "$1" "$2"; }
+log_of() { echo "$tmp/work/$1.out"; }  # submit's log of job NAME
 hosts_of() { "$py" -c 'import json,sys; print(",".join(json.load(open(sys.argv[1]))["starts"][int(sys.argv[2])]["hosts"]))' "$1" "$2"; }
 want_hosts="$h1,$h1,$h2,$h2"
 shape=(-N2 --ntasks-per-node=2)
@@ -321,17 +189,7 @@ say "2. job $id (multi-node-srun.sbatch ${shape[*]}) COMPLETED: ranks on $want_h
 
 # ---- 3. a requeue on 2 nodes resumes --------------------------------------------------------------------
 id=$(submit requeue "${shape[@]}" "$src/cluster/multi-node-mpirun.sbatch" config.yaml runs/B)
-recorded=0
-for ((i = 0; i < 2400; i++)); do
-  [ ! -f runs/B/ledger.jsonl ] || recorded=$(grep -c '"step":' runs/B/ledger.jsonl || true)
-  [ "$recorded" -lt 15 ] || break
-  if [ $((i % 20)) = 0 ]; then
-    st=$(job_field "$id" JobState)
-    [ "$st" = PENDING ] || [ "$st" = RUNNING ] || fail "job $id ended ($st) before it could be requeued"
-  fi
-  sleep 0.05
-done
-[ "$recorded" -ge 15 ] || fail "job $id: its ledger has $recorded steps after 120 s"
+wait_ledger_steps runs/B 15 "$id"
 sl scontrol requeue "$id" || fail "scontrol requeue $id failed"
 say "3. requeued job $id with $recorded steps in runs/B/ledger.jsonl"
 st=$(wait_done "$id" 150)

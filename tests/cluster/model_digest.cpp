@@ -12,6 +12,7 @@
 #include "dpgnn/util/digest.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
+#include "model_file.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -21,14 +22,7 @@ int main(int argc, char** argv) {
   try {
     dpgnn::h5::silence_library_errors();
     auto f = dpgnn::h5::File::open_read(argv[1]);
-    std::vector<std::string> names;
-    H5Literate(
-        f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-        [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-          static_cast<std::vector<std::string>*>(out)->push_back(name);
-          return 0;
-        },
-        &names);
+    const std::vector<std::string> names = dpgnn::testing::model_parameter_names(argv[1]);
     int datasets = 0;
     for (const auto& n : names) {
       const hid_t d = H5Dopen2(f.id(), n.c_str(), H5P_DEFAULT);  // groups are skipped

@@ -9,11 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <vector>
 
 #include "dpgnn/train/staircase_gaussian.h"
 #include "dpgnn/util/error.h"
+#include "chi_square.h"
 
 namespace dpgnn::train::staircase {
 namespace {
@@ -78,26 +78,13 @@ double gaussian_mass(std::uint64_t s2, std::int64_t lo, std::int64_t hi) {
   return static_cast<double>(cdf(static_cast<long double>(hi) - 0.5L) - cdf(static_cast<long double>(lo) - 0.5L));
 }
 
-// Chi-square over bins [edges[i], edges[i+1]) plus the two tails (edges.size() + 1 bins,
-// edges.size() degrees of freedom).
-double chi_square(const std::vector<std::int64_t>& xs, const std::vector<std::int64_t>& edges,
-                  const std::function<double(std::int64_t, std::int64_t)>& mass) {
-  const std::int64_t big = std::int64_t{1} << 62;
-  std::vector<std::int64_t> e = {-big};
-  e.insert(e.end(), edges.begin(), edges.end());
-  e.push_back(big);
-  std::vector<double> observed(e.size() - 1);
-  for (auto x : xs) {
-    const auto it = std::upper_bound(e.begin(), e.end(), x);
-    observed[static_cast<std::size_t>(it - e.begin() - 1)] += 1;
-  }
-  double chi = 0;
-  for (std::size_t b = 0; b + 1 < e.size(); ++b) {
-    const double expected = mass(e[b], e[b + 1]) * static_cast<double>(xs.size());
-    EXPECT_GT(expected, 5.0) << "bin [" << e[b] << ", " << e[b + 1] << ")";
-    chi += (observed[b] - expected) * (observed[b] - expected) / expected;
-  }
-  return chi;
+// Chi-square over bins [edges[i], edges[i+1]) plus the two tails (edges.size() degrees of
+// freedom), each bin expected to hold at least 5 draws.
+template <typename Mass>
+double chi_square(const std::vector<std::int64_t>& xs, const std::vector<std::int64_t>& edges, const Mass& mass) {
+  const auto r = testing::chi_square(xs, edges, mass);
+  EXPECT_GT(r.least_expected, 5.0);
+  return r.statistic;
 }
 
 std::vector<std::int64_t> edges(std::int64_t first, std::int64_t step, int count) {
@@ -112,7 +99,7 @@ void expect_fits_exact_pmf(std::uint64_t s2, Shape shape, std::size_t n, std::ui
   const auto xs = draws(*table, n, seed);
   const ExactMass mass(s2);
   const int dof = static_cast<int>(bin_edges.size());  // edges + 1 bins
-  EXPECT_LT(chi_square(xs, bin_edges, std::cref(mass)), critical_value(dof));
+  EXPECT_LT(chi_square(xs, bin_edges, mass), critical_value(dof));
 }
 
 TEST(StaircaseGaussian, CoarseBlocksAndNearTailsFitTheExactPmf) {

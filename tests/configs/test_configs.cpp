@@ -81,7 +81,7 @@ class EveryConfig : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryConfig, PassesTheCheckOfDpgnnTrainCheck) {
   // load_config is exactly what `dpgnn train --check` runs (keys, types, ranges, the method's
-  // pairing); in-process, so 160 files cost milliseconds instead of a process start each.
+  // pairing); in-process, so 280 files cost milliseconds instead of a process start each.
   Config c;
   ASSERT_NO_THROW(c = load(GetParam())) << GetParam();
   EXPECT_FALSE(c.data.dataset.empty());
@@ -569,7 +569,7 @@ TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterDpgnnPrepare) {
   const std::string ds = GetParam();
   const char* all = std::getenv("DPGNN_CONFIG_DRY_RUNS");
   if (ds != "cora" && ds != "twitch-ptbr" && (all == nullptr || std::string(all) != "all"))
-    GTEST_SKIP() << "set DPGNN_CONFIG_DRY_RUNS=all to dry-run " << ds << " too (about 15 s per dataset)";
+    GTEST_SKIP() << "set DPGNN_CONFIG_DRY_RUNS=all to dry-run " << ds << " too (about a minute per dataset)";
   if (!testing::shared_data_available()) GTEST_SKIP() << "no " << DPGNN_SHARED_DIR << "/data";
   // The configs' paths are relative to the repository root, with ../shared beside it: a root
   // folder in tmp with tmp/shared a link to this build's shared folder.

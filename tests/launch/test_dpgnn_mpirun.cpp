@@ -114,6 +114,13 @@ TEST(DpgnnMpirun, NamesATrainRunDirectoryAfterTheConfigAndTheSlurmJob) {
   CommandResult r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/cora/drw.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/cora-drw-[0-9]{8}-[0-9]{6}"))) << r.output;
+  // A reproduction (configs/<dataset>/paper/...) keeps every folder below configs/ in the name.
+  r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/cora/paper/drw.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/cora-paper-drw-[0-9]{8}-[0-9]{6}")))
+      << r.output;
+  r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/default.yaml");
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/default-[0-9]{8}-[0-9]{6}"))) << r.output;
 
   r = run_command(launcher("SLURM_JOB_ID=123") + "--print --runs-dir " + runs + " train --config x/c.yaml");
   EXPECT_TRUE(contains(r.output, "--out " + runs + "/c-job123")) << r.output;

@@ -56,9 +56,9 @@ spec() {
     cora) echo "citation|npz --file $D/cora/gnn-benchmark/cora.npz" ;;
     cora-ml) echo "citation|npz --file $D/cora-ml/cora_ml.npz" ;;
     coauthor-cs) echo "citation|npz --file $D/coauthor-cs/coauthor_cs.npz" ;;
-    coauthor-physics) echo "citation|npz --file $D/coauthor-physics/coauthor_physics.npz" ;;
+    coauthor-physics) echo "citation|npz --file $D/coauthor-physics/coauthor_phy.npz" ;;
     amazon-photo) echo "citation|npz --file $D/amazon-photo/amazon_photo.npz" ;;
-    amazon-computers) echo "citation|npz --file $D/amazon-computers/amazon_computers.npz" ;;
+    amazon-computers) echo "citation|npz --file $D/amazon-computers/amazon_cs.npz" ;;
     facebook-page-page) echo "social|musae --edges $D/facebook-page-page/facebook_edges.csv --target $D/facebook-page-page/facebook_target.csv --features $D/facebook-page-page/facebook.json --id-column id --label-column page_type" ;;
     twitch-*)
       local c; c="$(echo "${1#twitch-}" | tr a-z A-Z)"

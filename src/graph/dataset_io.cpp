@@ -49,6 +49,19 @@ struct ContentHasher {
   }
 };
 
+// Rows per chunk (= per checksum block) of compressed features: kFeatureChunkRows, halved
+// until a chunk holds at most 2 MiB. A read decodes whole chunks, so a single-row read
+// (DPAR's aggregation) should not decode 50 MB (Twitch's 3170 features x 4096 rows), and
+// the reader's 64 MiB block cache should hold dozens of blocks, not one. Deflate's window
+// is 32 KiB, so smaller chunks compress as well. Chunks of up to 64 features (the
+// ogbn-products shape: 100 features, 1.6 MB) keep 4096 rows.
+std::uint64_t compressed_feature_chunk_rows(std::int64_t num_features) {
+  constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{2} << 20;
+  std::uint64_t rows = kFeatureChunkRows;
+  while (rows > 1 && rows * static_cast<std::uint64_t>(num_features) * sizeof(float) > kMaxChunkBytes) rows /= 2;
+  return rows;
+}
+
 std::string temp_path_for(const std::string& path) {
   return path + ".tmp-" + std::to_string(::getpid());
 }
@@ -267,16 +280,17 @@ void DatasetWriter::append_feature_rows(const float* data, std::int64_t rows) {
   auto& I = *impl_;
   const std::int64_t f = I.meta.num_features;
   if (f == 0) throw std::logic_error("DatasetWriter: the dataset declares no features");
-  if (!I.feature_blocks)
-    I.feature_blocks = std::make_unique<integrity::BlockHasher>(static_cast<std::uint64_t>(f) * sizeof(float),
-                                                                kFeatureChunkRows);
   const bool compress = I.storage.compress_features;
+  // Uncompressed: 4096-row chunks, as files were before compression.
+  const std::uint64_t block_rows = compress ? compressed_feature_chunk_rows(f) : kFeatureChunkRows;
+  if (!I.feature_blocks)
+    I.feature_blocks =
+        std::make_unique<integrity::BlockHasher>(static_cast<std::uint64_t>(f) * sizeof(float), block_rows);
   if (!I.features_ds) {
-    // Chunks of kFeatureChunkRows rows = the checksum blocks: a block read decodes exactly
-    // its own chunk.
+    // Chunks = the checksum blocks: a block read decodes exactly its own chunk.
     I.features_ds = std::make_unique<h5::Dataset>(I.file.create_dataset<float>(
-        "/features", {static_cast<std::uint64_t>(I.meta.num_nodes), static_cast<std::uint64_t>(f)},
-        kFeatureChunkRows, compress ? I.storage.deflate_level : 0, compress));
+        "/features", {static_cast<std::uint64_t>(I.meta.num_nodes), static_cast<std::uint64_t>(f)}, block_rows,
+        compress ? I.storage.deflate_level : 0, compress));
     I.chunk_rows = I.features_ds->chunk_rows();
     I.pending.reserve(static_cast<std::size_t>(I.chunk_rows) * static_cast<std::size_t>(f));
   }

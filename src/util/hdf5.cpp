@@ -198,22 +198,31 @@ static bool read_whole_chunks(const Dataset& ds, std::uint64_t r0, std::uint64_t
   for (std::uint64_t lo = r0; lo < r1; lo += c) {
     const std::uint64_t hi = std::min(r1, lo + c);
     offset[0] = lo;
+    unsigned info_mask = 0;
+    haddr_t addr = 0;
     hsize_t nbytes = 0;
-    if (H5Dget_chunk_storage_size(id, offset.data(), &nbytes) < 0) return false;
-    if (nbytes == 0) return false;  // never written: HDF5 supplies the fill value
-    stored.resize(nbytes);
-    std::uint32_t mask = 0;
-    if (H5Dread_chunk(id, H5P_DEFAULT, offset.data(), &mask, stored.data()) < 0)
-      throw DataError(file_, path_,
-                      "rows [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                          ") cannot be read: the stored chunk is unreadable (the file is damaged or truncated): " +
-                          last_error_message());
-    const bool deflated = deflate_at >= 0 && !(mask & (1u << deflate_at));
-    const bool shuffled_bytes = shuffle_at >= 0 && !(mask & (1u << shuffle_at));
+    if (H5Dget_chunk_info_by_coord(id, offset.data(), &info_mask, &addr, &nbytes) < 0) return false;
+    if (nbytes == 0 || addr == HADDR_UNDEF) return false;  // never written: HDF5 supplies the fill value
+    const bool deflated = deflate_at >= 0 && !(info_mask & (1u << deflate_at));
+    const bool shuffled_bytes = shuffle_at >= 0 && !(info_mask & (1u << shuffle_at));
     // The chunk decoded: a full chunk even at the end of the dataset (HDF5 stores edge
     // chunks whole); only the rows up to `hi` are copied out.
     unsigned char* dst = static_cast<unsigned char*>(out) + static_cast<std::size_t>((lo - r0) * width) * elem;
     const bool whole = hi - lo == c;
+    auto read_stored = [&](void* into) {
+      std::uint32_t mask = 0;
+      if (H5Dread_chunk(id, H5P_DEFAULT, offset.data(), &mask, into) < 0)
+        throw DataError(file_, path_,
+                        "rows [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            ") cannot be read: the stored chunk is unreadable (the file is damaged or truncated): " +
+                            last_error_message());
+    };
+    if (!deflated && !shuffled_bytes && whole && nbytes == chunk_bytes) {
+      read_stored(dst);  // a raw chunk: straight into the result, as HDF5 would
+      continue;
+    }
+    stored.resize(nbytes);
+    read_stored(stored.data());
     const unsigned char* plain = stored.data();
     if (deflated) {
       inflated.resize(chunk_bytes);

@@ -27,10 +27,10 @@ constexpr std::int64_t kFeatures = 16;
 
 // A path graph of n nodes with sparse 0/1 features (about 1 in 8 set, as bag-of-words
 // features are) or, with `dense`, Gaussian features (which deflate cannot halve).
-Dataset make_dataset(std::int64_t n, bool dense, std::uint32_t seed = 1) {
+Dataset make_dataset(std::int64_t n, bool dense, std::uint32_t seed = 1, std::int64_t features = kFeatures) {
   Dataset d;
   d.meta.name = dense ? "dense" : "sparse";
-  d.meta.num_features = kFeatures;
+  d.meta.num_features = features;
   d.meta.num_classes = 3;
   std::vector<EdgeIdx> indptr{0};
   std::vector<NodeId> indices;
@@ -42,7 +42,7 @@ Dataset make_dataset(std::int64_t n, bool dense, std::uint32_t seed = 1) {
   d.graph = CsrGraph(std::move(indptr), std::move(indices));
   std::mt19937 rng(seed);
   std::normal_distribution<float> gauss;
-  for (std::int64_t i = 0; i < n * kFeatures; ++i)
+  for (std::int64_t i = 0; i < n * features; ++i)
     d.features.push_back(dense ? gauss(rng) : (rng() % 8 == 0 ? 1.0f : 0.0f));
   for (std::int64_t v = 0; v < n; ++v) {
     d.labels.push_back(v % 3);
@@ -136,6 +136,28 @@ TEST(DatasetIo, DenseFeaturesStayRawUnlessCompressionIsForced) {
   EXPECT_GT(stored_forced, stored_default / 2);  // what the 0.5 limit is for
   EXPECT_EQ(DatasetReader(def).read_features(0, 5000), d.features);
   EXPECT_EQ(DatasetReader(forced).read_features(0, 5000), d.features);
+}
+
+TEST(DatasetIo, WideFeaturesGetSmallerChunksThatAreStillTheirChecksumBlocks) {
+  TempDir tmp;
+  const std::string path = tmp.file("wide.h5");
+  constexpr std::int64_t n = 2000, f = 1000;  // 4096 rows x 4000 bytes would be 16 MB a chunk
+  const Dataset d = make_dataset(n, false, 2, f);
+  write_dataset(d, path);
+  {
+    const auto h = h5::File::open_read(path);
+    EXPECT_EQ(h.open_dataset("/features").chunk_rows(), 512u);  // 2 MB: at most 2 MiB
+    EXPECT_EQ(integrity::read_table(h, "/features", n).block_rows, 512u);
+  }
+  const DatasetReader r(path);
+  EXPECT_EQ(r.read_features(0, n), d.features);
+  const std::vector<float> row(d.features.begin() + 1500 * f, d.features.begin() + 1501 * f);
+  EXPECT_EQ(r.read_features(1500, 1501), row);
+  // Uncompressed files keep the 4096-row chunks of files written before compression.
+  DatasetStorage off;
+  off.compress_features = false;
+  write_dataset(d, tmp.file("plain.h5"), off);
+  EXPECT_EQ(h5::File::open_read(tmp.file("plain.h5")).open_dataset("/features").chunk_rows(), 2000u);  // = N
 }
 
 // Overwrites `count` bytes in the middle of the stored chunk that holds row `row` of

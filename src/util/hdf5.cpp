@@ -198,15 +198,10 @@ static bool read_whole_chunks(const Dataset& ds, std::uint64_t r0, std::uint64_t
   for (std::uint64_t lo = r0; lo < r1; lo += c) {
     const std::uint64_t hi = std::min(r1, lo + c);
     offset[0] = lo;
-    unsigned info_mask = 0;
-    haddr_t addr = 0;
+    // The stored size by the chunk index's lookup (H5Dget_chunk_info_by_coord would walk
+    // every chunk of the dataset, a cost per read that grows with the file).
     hsize_t nbytes = 0;
-    if (H5Dget_chunk_info_by_coord(id, offset.data(), &info_mask, &addr, &nbytes) < 0) return false;
-    if (nbytes == 0 || addr == HADDR_UNDEF) return false;  // never written: HDF5 supplies the fill value
-    const bool deflated = deflate_at >= 0 && !(info_mask & (1u << deflate_at));
-    const bool shuffled_bytes = shuffle_at >= 0 && !(info_mask & (1u << shuffle_at));
-    // The chunk decoded: a full chunk even at the end of the dataset (HDF5 stores edge
-    // chunks whole); only the rows up to `hi` are copied out.
+    if (H5Dget_chunk_storage_size(id, offset.data(), &nbytes) < 0 || nbytes == 0) return false;  // unwritten
     unsigned char* dst = static_cast<unsigned char*>(out) + static_cast<std::size_t>((lo - r0) * width) * elem;
     const bool whole = hi - lo == c;
     auto read_stored = [&](void* into) {
@@ -216,13 +211,24 @@ static bool read_whole_chunks(const Dataset& ds, std::uint64_t r0, std::uint64_t
                         "rows [" + std::to_string(lo) + ", " + std::to_string(hi) +
                             ") cannot be read: the stored chunk is unreadable (the file is damaged or truncated): " +
                             last_error_message());
+      return mask;
     };
-    if (!deflated && !shuffled_bytes && whole && nbytes == chunk_bytes) {
-      read_stored(dst);  // a raw chunk: straight into the result, as HDF5 would
-      continue;
+    std::uint32_t mask = 0;
+    if (whole && nbytes == chunk_bytes) {
+      // Most likely a raw chunk (both filters skipped): straight into the result, as HDF5
+      // would; in the rare case that it was filtered to exactly its raw size, decode below.
+      mask = read_stored(dst);
+      if (!(deflate_at >= 0 && !(mask & (1u << deflate_at))) && !(shuffle_at >= 0 && !(mask & (1u << shuffle_at))))
+        continue;
+      stored.assign(dst, dst + chunk_bytes);
+    } else {
+      stored.resize(nbytes);
+      mask = read_stored(stored.data());
     }
-    stored.resize(nbytes);
-    read_stored(stored.data());
+    const bool deflated = deflate_at >= 0 && !(mask & (1u << deflate_at));
+    const bool shuffled_bytes = shuffle_at >= 0 && !(mask & (1u << shuffle_at));
+    // The chunk decoded: a full chunk even at the end of the dataset (HDF5 stores edge
+    // chunks whole); only the rows up to `hi` are copied out.
     const unsigned char* plain = stored.data();
     if (deflated) {
       inflated.resize(chunk_bytes);

@@ -12,7 +12,8 @@
 # Default: cora cora-ml twitch-de products. Prints one line per file (bytes) and the
 # bench_disk lines (shard loads of every rank, single-row reads with and without the block
 # cache). Files are written once into WORK_DIR/{before,after}/ and reused; delete them to
-# redo. Set DPGNN_SHARED when ../shared is elsewhere.
+# redo. Set DPGNN_SHARED when ../shared is elsewhere; DPGNN_DISK_ROWS (2000) and
+# DPGNN_DISK_ROUNDS (3) set bench_disk's single-row reads and rounds.
 set -euo pipefail
 before="${1:?usage: bench/disk.sh BEFORE_DPGNN AFTER_BUILD_DIR WORK_DIR [DATASETS...]}"
 after_build="$(cd "${2:?usage: bench/disk.sh BEFORE_DPGNN AFTER_BUILD_DIR WORK_DIR}" && pwd)"
@@ -68,11 +69,12 @@ for ds in "${sets[@]}"; do
     case "$f" in */"$ds".h5 | */"$ds".metis2.h5 | */"$ds".random4.h5) printf '%12d  %s\n' "$(stat -c %s "$f")" "${f#"$work"/}" ;; esac
   done
 done
-echo "== reads (bench_disk, best of 3; before and after alternate)"
+rows="${DPGNN_DISK_ROWS:-2000}" rounds="${DPGNN_DISK_ROUNDS:-3}"
+echo "== reads (bench_disk, $rows rows, best of $rounds; before and after alternate)"
 for ds in "${sets[@]}"; do
   if [ "$ds" = products ]; then p=random4 w=4; else p=metis2 w=2; fi
   for which in before after before after; do
     echo "-- $which/$ds.$p.h5"
-    "$bench" "$work/$which/$ds.$p.h5" "$w" 2000 3 | sed 's/^/   /'
+    "$bench" "$work/$which/$ds.$p.h5" "$w" "$rows" "$rounds" | sed 's/^/   /'
   done
 done

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpgnn/graph/dataset.h"
@@ -57,14 +58,10 @@ std::vector<float> rows_of(const Dataset& d, std::int64_t r0, std::int64_t r1) {
   return std::vector<float>(d.features.begin() + r0 * kFeatures, d.features.begin() + r1 * kFeatures);
 }
 
+// The DataError message of `fn` ("" when it does not throw).
 template <typename Fn>
 std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
+  return dpgnn::testing::message_of<DataError>(std::forward<Fn>(fn));
 }
 
 std::uint64_t raw_bytes(std::int64_t n) { return static_cast<std::uint64_t>(n * kFeatures) * sizeof(float); }

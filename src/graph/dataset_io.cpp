@@ -421,9 +421,23 @@ struct DatasetReader::Impl {
     // than one reused buffer that stays in the processor's cache.
     std::unordered_set<std::uint64_t> seen;
     std::vector<float> scratch;
+    // Drops least recently used blocks until at most `limit` bytes are cached (keeps one).
+    void evict_to(std::uint64_t limit) {
+      while (bytes > limit && blocks.size() > 1) {
+        bytes -= blocks.back().second.size() * sizeof(float);
+        blocks.pop_back();
+      }
+    }
   };
   mutable FeatureCache cache;
   explicit Impl(const std::string& path) : file(h5::File::open_read(path)) {}
+
+  // Feature block b (rows [lo, hi)) into dst, checked against its checksum.
+  void read_verified_block(std::uint64_t b, std::uint64_t lo, std::uint64_t hi, float* dst) const {
+    const auto width = static_cast<std::uint64_t>(meta.num_features);
+    file.open_dataset("/features").read_rows<float>(lo, hi, dst);
+    integrity::check_blocks(file.path(), "/features", tables.at("/features"), b, dst, hi - lo, width * sizeof(float));
+  }
 
   // Rows [r0, r1) of /features from verified whole blocks, kept for the next reads.
   std::vector<float> cached_feature_rows(std::uint64_t r0, std::uint64_t r1) const {
@@ -440,8 +454,7 @@ struct DatasetReader::Impl {
         block = &cache.blocks.front().second;
       } else if (cache.seen.insert(b).second) {
         cache.scratch.resize((hi - lo) * width);
-        file.open_dataset("/features").read_rows<float>(lo, hi, cache.scratch.data());
-        integrity::check_blocks(file.path(), "/features", t, b, cache.scratch.data(), hi - lo, width * sizeof(float));
+        read_verified_block(b, lo, hi, cache.scratch.data());
         block = &cache.scratch;
       } else {
         const std::uint64_t need = (hi - lo) * width * sizeof(float);
@@ -456,8 +469,7 @@ struct DatasetReader::Impl {
           cache.blocks.pop_back();
         }
         buf.resize((hi - lo) * width);
-        file.open_dataset("/features").read_rows<float>(lo, hi, buf.data());
-        integrity::check_blocks(file.path(), "/features", t, b, buf.data(), hi - lo, width * sizeof(float));
+        read_verified_block(b, lo, hi, buf.data());
         cache.blocks.emplace_front(b, std::move(buf));
         cache.bytes += need;
         block = &cache.blocks.front().second;
@@ -466,10 +478,7 @@ struct DatasetReader::Impl {
       std::copy(block->begin() + static_cast<std::ptrdiff_t>((from - lo) * width),
                 block->begin() + static_cast<std::ptrdiff_t>((to - lo) * width),
                 out.begin() + static_cast<std::ptrdiff_t>((from - r0) * width));
-      while (cache.bytes > cache.capacity && cache.blocks.size() > 1) {
-        cache.bytes -= cache.blocks.back().second.size() * sizeof(float);
-        cache.blocks.pop_back();
-      }
+      cache.evict_to(cache.capacity);
     }
     return out;
   }
@@ -685,10 +694,7 @@ void DatasetReader::set_feature_cache_bytes(std::uint64_t bytes) {
     impl_->cache.seen.clear();
     impl_->cache.scratch = {};
   }
-  while (impl_->cache.bytes > bytes && impl_->cache.blocks.size() > 1) {
-    impl_->cache.bytes -= impl_->cache.blocks.back().second.size() * sizeof(float);
-    impl_->cache.blocks.pop_back();
-  }
+  impl_->cache.evict_to(bytes);
 }
 
 std::vector<std::int64_t> DatasetReader::read_labels(std::int64_t row_begin, std::int64_t row_end) const {

@@ -82,6 +82,14 @@ struct ScotchStrat {
   }
 };
 
+struct ScotchContext {
+  SCOTCH_Context c;
+  bool init = false;
+  ~ScotchContext() {
+    if (init) SCOTCH_contextExit(&c);
+  }
+};
+
 }  // namespace
 
 std::vector<PartId> ptscotch_assignment(LocalGraph& g, int num_parts, double imbalance, std::uint64_t seed,
@@ -109,11 +117,21 @@ std::vector<PartId> ptscotch_assignment(LocalGraph& g, int num_parts, double imb
   // The default k-way mapping strategy with the requested imbalance (kbalval).
   if (const int rc = SCOTCH_stratDgraphMapBuild(&st.s, SCOTCH_STRATDEFAULT, ranks, num_parts, imbalance); rc != 0)
     fail("SCOTCH_stratDgraphMapBuild", rc);
-  // Same seed and rank count -> same partition (checked by tests/partition/test_distributed_partition).
+  // Same seed and rank count -> same partition (checked by tests/partition/test_distributed_partition):
+  // the global generator alone is not enough (Scotch's threads), so the call runs in a context
+  // with Scotch 7's deterministic option and its own seeded generator.
   SCOTCH_randomSeed(static_cast<SCOTCH_Num>(seed % (std::uint64_t{1} << 62)));
   SCOTCH_randomReset();
+  ScotchContext ctx;
+  if (const int rc = SCOTCH_contextInit(&ctx.c); rc != 0) fail("SCOTCH_contextInit", rc);
+  ctx.init = true;
+  if (const int rc = SCOTCH_contextOptionSetNum(&ctx.c, SCOTCH_OPTIONNUMDETERMINISTIC, 1); rc != 0)
+    fail("SCOTCH_contextOptionSetNum(DETERMINISTIC)", rc);
+  SCOTCH_contextRandomSeed(&ctx.c, static_cast<SCOTCH_Num>(seed % (std::uint64_t{1} << 62)));
+  SCOTCH_Dgraph bound;  // a container pointing at sg.g (nothing to free)
+  if (const int rc = SCOTCH_contextBindDgraph(&ctx.c, &sg.g, &bound); rc != 0) fail("SCOTCH_contextBindDgraph", rc);
   std::vector<SCOTCH_Num> part(static_cast<std::size_t>(n));
-  if (const int rc = SCOTCH_dgraphPart(&sg.g, num_parts, &st.s, part.data()); rc != 0) fail("SCOTCH_dgraphPart", rc);
+  if (const int rc = SCOTCH_dgraphPart(&bound, num_parts, &st.s, part.data()); rc != 0) fail("SCOTCH_dgraphPart", rc);
   std::vector<PartId> out(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) {
     if (part[v] < 0 || part[v] >= num_parts)

@@ -36,9 +36,9 @@ inline std::int64_t combined_weight(std::int64_t row_length, bool is_train, std:
   return 1 + row_length + (is_train ? ratio : 0);
 }
 
-// PT-Scotch's working set grows with the WHOLE graph's edges, not the rank's share (measured:
-// ~150 bytes per local adjacency entry at 4 ranks on a DC-SBM graph, docs/benchmarks.md), so it
-// partitions a uniform edge sample: each undirected pair {u, v} is kept with probability
+// PT-Scotch's working set is about 150 bytes per local adjacency entry (measured at 4 ranks on
+// a DC-SBM graph, docs/benchmarks.md; ~20x its int64 input), so it partitions a uniform edge
+// sample: each undirected pair {u, v} is kept with probability
 // keep_fraction(N, E), decided by a hash of (seed, min(u, v), max(u, v)) so that both ends
 // agree, and the sample stays symmetric and deterministic. Average degree after sampling:
 // about kScotchSampleDegree (nothing is dropped from sparser graphs). Quality (edge cut on the

@@ -39,11 +39,13 @@ void add_partition_command(CLI::App& root, Registry& registry) {
   CLI::App* app = root.add_subcommand(
       "partition",
       "Partition a dataset into P parts (METIS k-way on the structure, or structure-independent random) and "
-      "write it relabelled so that each part is a contiguous id range");
+      "write it relabelled so that each part is a contiguous id range. Under `mpiexec -n W` (W >= 2) the "
+      "structure-aware method runs as PT-Scotch across the ranks, each reading only its block");
   app->add_option("--dataset", opt->dataset, "Input dataset file (HDF5)")->required();
   app->add_option("--parts", opt->parts, "Number of parts P (1 <= P <= nodes); ranks own whole parts")->required();
   app->add_option("--method", opt->method,
-                  "metis (structure-aware; feature-level DP) or random (ignores the structure; node-level DP)")
+                  "metis (structure-aware; feature-level DP; PT-Scotch under mpiexec -n W >= 2) or random (ignores "
+                  "the structure; node-level DP; one process)")
       ->capture_default_str();
   app->add_option("--seed", opt->seed, "Seed (METIS_OPTION_SEED modulo 2^31, or the random assignment's key)")
       ->capture_default_str();

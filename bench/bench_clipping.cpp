@@ -15,6 +15,9 @@
 // Default workload (issue 5): 2-layer GCN, 602 -> 256 -> 41, 10,000 subgraphs of 1..17 nodes
 // (uniform sizes, a random spanning tree plus `size` random chords inside each subgraph, like
 // a DRW-R batch on Reddit), float32, 2 threads.
+// --device cuda (or cuda:N) runs the model and the batch on a GPU (the batch is drawn on the
+// host and copied once); each timed step then ends with a device synchronisation, so that the
+// time covers the GPU's work. peak_rss_mb stays the host process's.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -57,6 +60,7 @@ struct Args {
   bool sorted = false;  // order the batch's subgraphs by size (lets buckets be views)
   std::string kernel = "auto";  // dp: norm kernel, auto | segment | size-class (clipping.h)
   std::uint64_t seed = 1;
+  std::string device = "cpu";  // cpu | cuda | cuda:N
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -64,7 +68,7 @@ struct Args {
             << "\nusage: bench_clipping [--mode dp|nonprivate|naive|all] [--subgraphs N]"
                " [--min-size k] [--max-size K] [--features F] [--hidden H] [--classes C] [--layers L]"
                " [--arch gcn|sage|gin|mlp] [--threads T] [--repeats R] [--sorted] [--seed S]"
-               " [--kernel auto|segment|size-class]\n";
+               " [--kernel auto|segment|size-class] [--device cpu|cuda|cuda:N]\n";
   std::exit(2);
 }
 
@@ -90,6 +94,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--sorted") a.sorted = true;
     else if (k == "--kernel") a.kernel = value();
     else if (k == "--seed") a.seed = std::stoull(value());
+    else if (k == "--device") a.device = value();
     else usage("unknown argument " + k);
   }
   if (a.mode != "dp" && a.mode != "nonprivate" && a.mode != "naive" && a.mode != "all" && a.mode != "pair") {
@@ -98,11 +103,18 @@ Args parse(int argc, char** argv) {
   if (a.kernel != "auto" && a.kernel != "segment" && a.kernel != "size-class") {
     usage("--kernel must be auto, segment or size-class");
   }
+  try {
+    if (a.device != "cpu" && !c10::Device(a.device).is_cuda()) throw std::invalid_argument(a.device);
+  } catch (const std::exception&) {
+    usage("--device must be cpu, cuda or cuda:N, got " + a.device);
+  }
+  if (a.device != "cpu" && !at::hasCUDA())
+    usage("--device " + a.device + ": this LibTorch has no CUDA device (a CPU-only build, or no GPU visible)");
   if (a.subgraphs < 1 || a.min_size < 1 || a.max_size < a.min_size || a.repeats < 1 || a.threads < 1) usage("sizes must be >= 1");
   return a;
 }
 
-Batch make_workload(const Args& a) {
+Batch make_workload(const Args& a, c10::Device device) {
   std::mt19937_64 rng(a.seed);
   testing::RandomBatchSpec spec;
   std::uniform_int_distribution<std::int64_t> size(a.min_size, a.max_size);
@@ -116,6 +128,15 @@ Batch make_workload(const Args& a) {
   Batch b = testing::random_batch(spec);
   auto gen = at::detail::createCPUGenerator(a.seed + 2);
   b.x = at::empty({b.num_nodes(), a.features}, at::kFloat).normal_(0.0, 1.0, gen);
+  if (!device.is_cpu()) {
+    b.x = b.x.to(device);
+    b.node_ptr = b.node_ptr.to(device);
+    b.root = b.root.to(device);
+    b.y = b.y.to(device);
+    b.node_key = b.node_key.to(device);
+    if (b.loss_rows.defined()) b.loss_rows = b.loss_rows.to(device);
+    b.block = b.block.to(device, b.x.scalar_type());
+  }
   return b;
 }
 
@@ -127,15 +148,21 @@ int run_one(const Args& a) {
   dpgnn::init_logging();
   set_compute_threads(a.threads);
   dpgnn::report_blas();
-  const Batch batch = make_workload(a);
+  const c10::Device device(a.device);
+  const Batch batch = make_workload(a, device);
   ModelConfig cfg;
   cfg.arch = parse_arch(a.arch);
   cfg.layers = a.layers;
   cfg.hidden = a.hidden;
   cfg.in_features = static_cast<int>(a.features);
   cfg.num_classes = a.classes;
-  const Gnn model(cfg, 7);
-  at::Tensor flat = at::zeros({model.num_parameters()}, at::kFloat);
+  const Gnn model(cfg, 7, device);
+  at::Tensor flat = at::zeros({model.num_parameters()}, at::TensorOptions().dtype(at::kFloat).device(device));
+  // On a GPU the calls return before the kernels finish: a host read of one element waits
+  // for them (the stream is in order), so the clock stops when the step is done.
+  auto finish = [&] {
+    if (!device.is_cpu()) (void)flat[0].item<float>();
+  };
   const ClipConfig clip = ClipConfig::flat(1.0);
   ClipOptions options;
   options.kernel = a.kernel == "segment"      ? NormKernel::kSegment
@@ -150,12 +177,14 @@ int run_one(const Args& a) {
     } else {
       flat.copy_(testing::naive_per_sample(model, batch, key, clip, false).clipped_sum);
     }
+    finish();
   };
   if (a.mode == "pair") {
     std::vector<double> t_np, t_dp;
     auto timed = [&](auto&& f) {
       const auto t0 = std::chrono::steady_clock::now();
       f();
+      finish();
       return seconds_since(t0);
     };
     gradient_sum(model, batch, DropoutKey{1, 0}, flat);  // warm-up
@@ -167,9 +196,9 @@ int run_one(const Args& a) {
     }
     std::sort(t_np.begin(), t_np.end());
     std::sort(t_dp.begin(), t_dp.end());
-    std::printf("mode=pair nodes=%lld edges=%lld params=%lld threads=%d repeats=%d nonprivate_best=%.6f "
+    std::printf("mode=pair device=%s nodes=%lld edges=%lld params=%lld threads=%d repeats=%d nonprivate_best=%.6f "
                 "nonprivate_median=%.6f dp_best=%.6f dp_median=%.6f ratio_best=%.4f ratio_median=%.4f\n",
-                static_cast<long long>(batch.num_nodes()), static_cast<long long>(batch.block.num_edges()),
+                device.str().c_str(), static_cast<long long>(batch.num_nodes()), static_cast<long long>(batch.block.num_edges()),
                 static_cast<long long>(model.num_parameters()), at::get_num_threads(), a.repeats, t_np.front(),
                 t_np[t_np.size() / 2], t_dp.front(), t_dp[t_dp.size() / 2], t_dp.front() / t_np.front(),
                 t_dp[t_dp.size() / 2] / t_np[t_np.size() / 2]);
@@ -185,9 +214,9 @@ int run_one(const Args& a) {
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  std::printf("mode=%s nodes=%lld edges=%lld params=%lld threads=%d repeats=%d seconds_per_step=%.6f "
+  std::printf("mode=%s device=%s nodes=%lld edges=%lld params=%lld threads=%d repeats=%d seconds_per_step=%.6f "
               "peak_rss_mb=%.1f checksum=%.6e\n",
-              a.mode.c_str(), static_cast<long long>(batch.num_nodes()),
+              a.mode.c_str(), device.str().c_str(), static_cast<long long>(batch.num_nodes()),
               static_cast<long long>(batch.block.num_edges()), static_cast<long long>(model.num_parameters()),
               at::get_num_threads(), repeats, median,
               static_cast<double>(dpgnn::peak_rss_bytes()) / (1024.0 * 1024.0),
@@ -201,7 +230,7 @@ std::map<std::string, std::string> run_child(const std::string& self, const Args
       << " --max-size " << a.max_size
       << " --features " << a.features << " --hidden " << a.hidden << " --classes " << a.classes
       << " --layers " << a.layers << " --arch " << a.arch << " --threads " << a.threads
-      << " --repeats " << a.repeats << " --seed " << a.seed << " --kernel " << a.kernel
+      << " --repeats " << a.repeats << " --seed " << a.seed << " --kernel " << a.kernel << " --device " << a.device
       << (a.sorted ? " --sorted" : "");
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (pipe == nullptr) usage("cannot start " + cmd.str());

@@ -17,7 +17,8 @@
 #   STEPS [15] train.max_steps, WALK [16] sampler.walk_length, THREADS [2] train.threads,
 #   ROUNDS [2] alternating pairs, NOISE [1] 0 skips the noise timing, DEBUG [0] 1 keeps the
 #   DP step's stage timings (DPGNN_LOG_LEVEL=debug) and prints their medians,
-#   EXTRA ["" ] more --set overrides for both runs,
+#   EXTRA ["" ] more --set overrides for both runs (e.g. "--set device=cuda"),
+#   DATASET [the 60,000-node graph below, made once in WORKDIR] an existing dataset file instead,
 #   CPUTIME [0] 1 also gives CPU milliseconds per step, for a loaded machine: each method runs
 #   with STEPS and with SHORT [5] steps and the difference of the process's user + system CPU
 #   time is divided by STEPS - SHORT (set-up, sampling and the final evaluation cancel). With
@@ -48,8 +49,10 @@ SHORT=${SHORT:-5}
 [ -x "$BIN" ] || { echo "cost_of_privacy.sh: no dpgnn binary at $BIN" >&2; exit 2; }
 mkdir -p "$WORK"
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS DPGNN_PROGRESS=0
-DATA="$WORK/reddit60k.h5"
-if [ ! -f "$DATA" ]; then
+DATA="${DATASET:-$WORK/reddit60k.h5}"
+if [ -n "${DATASET:-}" ]; then
+  [ -f "$DATA" ] || { echo "cost_of_privacy.sh: DATASET '$DATA' is not a file" >&2; exit 2; }
+elif [ ! -f "$DATA" ]; then
   "$BIN" synth --nodes 60000 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 \
     --inductive --train-frac 0.66 --val-frac 0.1 --name reddit60k --out "$DATA" >&2
 fi

@@ -11,7 +11,7 @@ PACKAGES=(
   # libraries (LibTorch is Debian's CPU build; users on clusters point Torch_DIR elsewhere)
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev libmetis-dev libptscotch-dev libbz2-dev liblzma-dev libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-  libxxhash-dev zlib1g-dev libsodium-dev
+  libxxhash-dev zlib1g-dev libsodium-dev libmpfr-dev libgmp-dev
   # an optimised BLAS: without it LibTorch falls back to the reference BLAS (30-50x slower)
   libopenblas0-pthread
   # dataset converters (tools/*.py) and plots
@@ -19,9 +19,10 @@ PACKAGES=(
   # per-rank peak memory in the benchmarks (bench/*.sh: GNU time %M)
   time
 )
-# Optional: a single-node SLURM for the cluster test (tests/cluster). When these cannot be
-# installed the test skips with a message; nothing else needs them.
-OPTIONAL_PACKAGES=(slurmctld slurmd slurm-client munge)
+# Optional: SLURM for the cluster tests and iproute2 (ip netns) for their simulated hosts
+# (tests/cluster, docs/cluster.md). When these cannot be installed the tests skip with a
+# message; nothing else needs them.
+OPTIONAL_PACKAGES=(slurmctld slurmd slurm-client munge iproute2)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
@@ -58,10 +59,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 if [ ${#optional_missing[@]} -gt 0 ]; then
-  echo "install-deps: installing optional package(s) for the SLURM test: ${optional_missing[*]}"
+  echo "install-deps: installing optional package(s) for the SLURM and multihost tests: ${optional_missing[*]}"
   # Their postinst scripts try to start services; with no init system (containers) that
   # fails harmlessly. The SLURM test starts its own daemons.
   $SUDO apt-get install -y -qq --no-install-recommends "${optional_missing[@]}" ||
-    echo "install-deps: could not install ${optional_missing[*]}: the SLURM test will skip"
+    echo "install-deps: could not install ${optional_missing[*]}: the SLURM and multihost tests will skip"
 fi
 echo "install-deps: done"

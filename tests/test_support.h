@@ -35,6 +35,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The message of the E that `fn` throws, or "" when it throws nothing (an exception of
+// another type propagates and fails the test).
+template <typename E, typename Fn>
+std::string message_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
 struct CommandResult {
   int exit_code = -1;      // valid when !signaled
   bool signaled = false;   // killed by a signal (a crash)

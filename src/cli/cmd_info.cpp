@@ -1,6 +1,7 @@
 // `dpgnn info FILE.h5 [--json]`: validates a dataset (or partition) file completely (for a
 // partition file also the /partition group against its checksums) and
 // prints its statistics. The JSON keys are a contract other tools rely on (docs/cli.md).
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -55,6 +56,13 @@ void add_info_command(CLI::App& root, Registry& registry) {
         {"checksum", m.checksum},
         {"label_names", m.label_names},
     };
+    // The majority-class baseline (single-label data): what any model must beat.
+    const auto majority = graph::majority_baseline(d);
+    j["majority"] = majority ? nlohmann::json{{"label", majority->label},
+                                              {"train_share", majority->train_share},
+                                              {"val_accuracy", majority->val_accuracy},
+                                              {"test_accuracy", majority->test_accuracy}}
+                             : nlohmann::json(nullptr);
     if (opt->json) {
       std::cout << j.dump(2) << "\n";
       return 0;
@@ -70,6 +78,10 @@ void add_info_command(CLI::App& root, Registry& registry) {
               << "  setting          " << graph::to_string(m.setting) << ", "
               << (m.directed ? "directed" : "undirected") << "\n"
               << "  checksum         " << m.checksum << " (verified)\n";
+    if (majority)
+      std::cout << "  majority class   " << majority->label << " (" << fmt::format("{:.1f}", 100 * majority->train_share)
+                << "% of the training nodes): accuracy " << fmt::format("{:.4f}", majority->val_accuracy)
+                << " on val, " << fmt::format("{:.4f}", majority->test_accuracy) << " on test\n";
     if (!m.source.empty()) std::cout << "  source           " << m.source << "\n";
     return 0;
   });

@@ -9,6 +9,27 @@
 
 namespace dpgnn::graph {
 
+std::optional<MajorityBaseline> majority_baseline(const Dataset& d) {
+  if (d.meta.multilabel || d.meta.num_classes < 1) return std::nullopt;
+  const auto n = d.labels.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(d.meta.num_classes), 0);
+  std::int64_t train = 0;
+  for (std::size_t v = 0; v < n; ++v)
+    if (d.train_mask[v] != 0) ++counts[static_cast<std::size_t>(d.labels[v])], ++train;
+  MajorityBaseline b;
+  b.label = std::max_element(counts.begin(), counts.end()) - counts.begin();  // the first maximum
+  b.train_share = train > 0 ? static_cast<double>(counts[static_cast<std::size_t>(b.label)]) / train : 0.0;
+  auto accuracy = [&](const std::vector<std::uint8_t>& mask) {
+    std::int64_t in = 0, hit = 0;
+    for (std::size_t v = 0; v < n; ++v)
+      if (mask[v] != 0) ++in, hit += d.labels[v] == b.label;
+    return in > 0 ? static_cast<double>(hit) / static_cast<double>(in) : 0.0;
+  };
+  b.val_accuracy = accuracy(d.val_mask);
+  b.test_accuracy = accuracy(d.test_mask);
+  return b;
+}
+
 DatasetStats compute_stats(const CsrGraph& g, const std::vector<std::uint8_t>& train,
                            const std::vector<std::uint8_t>& val, const std::vector<std::uint8_t>& test) {
   DatasetStats s;

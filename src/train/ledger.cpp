@@ -32,7 +32,20 @@ void check_entry(const LedgerEntry& e) {
 
 }  // namespace
 
-LedgerWriter::LedgerWriter(const std::string& path) : path_(path) {
+// What the ledger at `path` calls the step of index 0: 1 under a format-3 (or later) header,
+// 0 under a format-2 header or without one (format 1, or a file not written yet).
+std::int64_t first_step_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return 0;
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ledger") || !j.contains("version") ||
+      !j.at("version").is_number_integer())
+    return 0;
+  return j.at("version").get<int>() >= 3 ? 1 : 0;
+}
+
+LedgerWriter::LedgerWriter(const std::string& path) : path_(path), first_step_number_(first_step_number(path)) {
   file_ = std::fopen(path.c_str(), "a");
   if (file_ == nullptr) throw IoError(path + ": cannot open the privacy ledger for appending: " + std::strerror(errno));
 }
@@ -52,7 +65,7 @@ void LedgerWriter::append(const LedgerEntry& e) {
          {"count", e.count},
          {"epsilon", e.epsilon}};
   } else if (e.is_sgd()) {
-    j = {{"step", e.step},
+    j = {{"step", e.step + first_step_number_},
          {"mechanism", m.to_string()},
          {"scheme", privacy::scheme_name(m.scheme)},
          {"sampling_rate", m.sampling_rate},
@@ -73,6 +86,7 @@ void LedgerWriter::append(const LedgerEntry& e) {
 
 void LedgerWriter::append_header(const nlohmann::json& binding) {
   write_line({{"ledger", "dpgnn"}, {"version", kLedgerFormat}, {"binding", binding}});
+  first_step_number_ = 1;
 }
 
 void LedgerWriter::append_release(const ReleaseRecord& r) {
@@ -126,13 +140,14 @@ ReleaseRecord parse_release_record(const nlohmann::json& j) {
   return r;
 }
 
-// A format-1 line (an sgd step, a release event, the graph sample).
-LedgerEntry parse_entry(const nlohmann::json& j) {
+// A format-1 line (an sgd step, a release event, the graph sample); the file numbers the
+// step of index 0 `first_step_number`.
+LedgerEntry parse_entry(const nlohmann::json& j, std::int64_t first_step_number) {
   LedgerEntry e;
   e.release = j.contains("release") ? j.at("release").get<std::string>() : kSgdRelease;
   e.count = j.contains("count") ? j.at("count").get<std::int64_t>() : 1;
   if (e.is_sgd()) {
-    e.step = j.at("step").get<std::int64_t>();
+    e.step = j.at("step").get<std::int64_t>() - first_step_number;
   } else if (j.contains("step")) {
     throw std::invalid_argument("release '" + e.release + "' carries a step");
   }
@@ -166,8 +181,10 @@ Ledger read_ledger_file(const std::string& path) {
       j = nlohmann::json::parse(line);
       if (j.contains("ledger")) {
         if (any) throw std::invalid_argument("the header must be the ledger's first line");
-        if (j.at("version").get<int>() != kLedgerFormat)
+        const int version = j.at("version").get<int>();
+        if (version != 2 && version != kLedgerFormat)
           throw std::invalid_argument("unknown ledger format version " + j.at("version").dump());
+        out.format = version;
         out.binding = j.at("binding");
       } else if (j.contains("resume")) {
         if (!out.binding) throw std::invalid_argument("a resume segment in a ledger without a header");
@@ -199,7 +216,7 @@ Ledger read_ledger_file(const std::string& path) {
         }
         out.releases.push_back(std::move(r));
       } else {
-        expanded.push_back(parse_entry(j));
+        expanded.push_back(parse_entry(j, out.format >= 3 ? 1 : 0));
       }
     } catch (const std::exception& ex) {
       throw DataError(path, where,
@@ -211,13 +228,17 @@ Ledger read_ledger_file(const std::string& path) {
       if (e.subsample && !out.entries.empty())
         throw DataError(path, where, std::string("the '") + kGraphSampleRelease + "' line must be the ledger's first");
       if (e.is_sgd()) {
-        if (e.step != sgd)
+        if (e.step != sgd) {
+          const std::int64_t base = out.format >= 3 ? 1 : 0;  // as the file numbers them
           throw DataError(path, where,
-                          "step " + std::to_string(e.step) + " where step " + std::to_string(sgd) + " was expected");
+                          "step " + std::to_string(e.step + base) + " where step " + std::to_string(sgd + base) +
+                              " was expected");
+        }
         ++sgd;
       } else if (sgd > 0) {
         throw DataError(path, where,
-                        "release '" + e.release + "' after training step " + std::to_string(sgd - 1) +
+                        "release '" + e.release + "' after training step " +
+                            std::to_string(sgd - 1 + (out.format >= 3 ? 1 : 0)) +
                             ": pre-training releases must all come before the first training step");
       }
       out.entries.push_back(std::move(e));

@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "dpgnn/train/staircase_gaussian.h"
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::train {
@@ -512,6 +515,10 @@ std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance)
 }
 
 void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::int64_t* out, std::size_t count) {
+  if (variance >= staircase::kMinVariance) {
+    staircase::sample(*staircase::table_for(variance), rng, out, count);
+    return;
+  }
   const GaussianParams params(variance);
   for (std::size_t i = 0; i < count; i += kBatch) sample_batch(rng, params, out + i, std::min(kBatch, count - i));
 }
@@ -529,14 +536,23 @@ bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only) {
 
 void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                        std::uint64_t step, std::size_t chunk) {
-  const GaussianParams params(variance);
   SecureStream rng(key, StreamPurpose::noise, step, static_cast<std::uint64_t>(chunk));
   const std::size_t lo = chunk * kNoiseChunk;
   const std::size_t hi = std::min(n, lo + kNoiseChunk);
   std::int64_t y[kBatch];
+  // The trainer's grid (s2 near 2^52) takes the staircase sampler (staircase_gaussian.h);
+  // small variances CKS20 Algorithm 3. Both are exact; the table is built once per variance.
+  const std::shared_ptr<const staircase::Table> table =
+      variance >= staircase::kMinVariance ? staircase::table_for(variance) : nullptr;
+  const std::optional<GaussianParams> params =
+      table ? std::nullopt : std::optional<GaussianParams>(std::in_place, variance);
   for (std::size_t i = lo; i < hi; i += kBatch) {
     const std::size_t len = std::min(kBatch, hi - i);
-    sample_batch(rng, params, y, len);
+    if (table) {
+      staircase::sample(*table, rng, y, len);
+    } else {
+      sample_batch(rng, *params, y, len);
+    }
     for (std::size_t j = 0; j < len; ++j) grid_sum[i + j] += static_cast<double>(y[j]);
   }
 }

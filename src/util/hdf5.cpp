@@ -2,9 +2,12 @@
 #include "dpgnn/util/hdf5.h"
 
 #include <sys/stat.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "dpgnn/util/error.h"
 
@@ -38,7 +41,83 @@ std::vector<std::string> prefixes(const std::string& path) {
   return out;
 }
 
+// HDF5's shuffle filter (H5Zshuffle.c): byte j of element i goes to position j * n + i, so
+// equal bytes of neighbouring elements (signs, exponents) become runs deflate can use.
+std::vector<unsigned char> shuffled(const unsigned char* src, std::size_t size, std::size_t elem) {
+  std::vector<unsigned char> out(size);
+  const std::size_t n = size / elem;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < elem; ++j) out[j * n + i] = src[i * elem + j];
+  std::memcpy(out.data() + n * elem, src + n * elem, size - n * elem);  // trailing bytes, as HDF5
+  return out;
+}
+
+// zlib stream of `size` bytes, as HDF5's deflate filter writes it (compress2).
+std::vector<unsigned char> deflated(const unsigned char* src, std::size_t size, int level) {
+  uLongf out_size = compressBound(static_cast<uLong>(size));
+  std::vector<unsigned char> out(out_size);
+  if (compress2(out.data(), &out_size, src, static_cast<uLong>(size), level) != Z_OK)
+    throw std::runtime_error("zlib compress2 failed on a chunk of " + std::to_string(size) + " bytes");
+  out.resize(out_size);
+  return out;
+}
+
+// Inverse of `shuffled` into `dst`; the common 4-byte case (float32) as one pass over the
+// four byte planes.
+void unshuffle(const unsigned char* src, std::size_t size, std::size_t elem, unsigned char* dst) {
+  const std::size_t n = size / elem;
+  if (elem == 4) {
+    const unsigned char *p0 = src, *p1 = src + n, *p2 = src + 2 * n, *p3 = src + 3 * n;
+    for (std::size_t i = 0; i < n; ++i) {
+      dst[4 * i] = p0[i];
+      dst[4 * i + 1] = p1[i];
+      dst[4 * i + 2] = p2[i];
+      dst[4 * i + 3] = p3[i];
+    }
+  } else {
+    for (std::size_t j = 0; j < elem; ++j)
+      for (std::size_t i = 0; i < n; ++i) dst[i * elem + j] = src[j * n + i];
+  }
+  std::memcpy(dst + n * elem, src + n * elem, size - n * elem);
+}
+
 }  // namespace
+
+EncodedChunk encode_chunk(const void* data, std::size_t size, std::size_t element_size, int deflate_level,
+                          double max_ratio) {
+  const auto* src = static_cast<const unsigned char*>(data);
+  const std::size_t elem = std::max<std::size_t>(1, element_size);
+  auto raw = [&] {
+    return EncodedChunk{std::vector<unsigned char>(src, src + size), 0x3u};
+  };
+  const double limit = max_ratio * static_cast<double>(size);
+  // Probe on a prefix (1/16 of the chunk, at least 64 KiB): which variant compresses better,
+  // and whether either can reach the limit at all. Rows of one chunk are alike (the same
+  // features of neighbouring nodes), so the prefix predicts the chunk.
+  bool use_shuffle = true;
+  std::size_t sample = std::max<std::size_t>(std::size_t{64} << 10, size / 16) / elem * elem;
+  if (sample > 0 && sample < size) {
+    const std::size_t with = deflated(shuffled(src, sample, elem).data(), sample, deflate_level).size();
+    const std::size_t without = deflated(src, sample, deflate_level).size();
+    use_shuffle = with <= without;
+    if (max_ratio < 1.0 && static_cast<double>(std::min(with, without)) > max_ratio * static_cast<double>(sample))
+      return raw();
+  } else {
+    const std::size_t with = deflated(shuffled(src, size, elem).data(), size, deflate_level).size();
+    const std::size_t without = deflated(src, size, deflate_level).size();
+    use_shuffle = with <= without;
+  }
+  EncodedChunk out;
+  if (use_shuffle) {
+    out.bytes = deflated(shuffled(src, size, elem).data(), size, deflate_level);
+    out.filter_mask = 0x0u;
+  } else {
+    out.bytes = deflated(src, size, deflate_level);
+    out.filter_mask = 0x1u;  // shuffle skipped
+  }
+  if (max_ratio < 1.0 && static_cast<double>(out.bytes.size()) > limit) return raw();
+  return out;
+}
 
 std::string last_error_message() {
   std::string msg;
@@ -75,6 +154,114 @@ std::size_t Dataset::element_size() const {
   return H5Tget_size(t.id());
 }
 
+// Whole chunks of a dataset whose filters are [shuffle] [deflate], decoded here instead of
+// by HDF5: HDF5's deflate filter inflates into a buffer it doubles from the compressed size
+// (about seven reallocations and copies for a chunk that compresses 100-fold), then
+// unshuffles into a third buffer and copies out; here each chunk is inflated once into a
+// buffer of its known size and unshuffled straight into `out` (issue 25 item 5: shard loads
+// of compressed files). Returns false, having read nothing, where the case is not this one
+// (another layout or filter, a type conversion, rows not on chunk boundaries), and HDF5's
+// own read is used instead.
+static bool read_whole_chunks(const Dataset& ds, std::uint64_t r0, std::uint64_t r1, void* out, hid_t mem_type) {
+  const std::string& file_ = ds.file();
+  const std::string& path_ = ds.path();
+  const hid_t id = ds.id();
+  const std::uint64_t c = ds.chunk_rows();
+  const auto s = ds.shape();
+  if (c == 0 || s.empty() || r0 % c != 0 || (r1 % c != 0 && r1 != s[0])) return false;
+  Handle dcpl(H5Dget_create_plist(id), H5Pclose);
+  hsize_t cdims[H5S_MAX_RANK];
+  const int crank = H5Pget_chunk(dcpl.id(), H5S_MAX_RANK, cdims);
+  if (crank != static_cast<int>(s.size())) return false;
+  for (std::size_t i = 1; i < s.size(); ++i)
+    if (cdims[i] != s[i]) return false;  // chunks must span whole rows
+  int shuffle_at = -1, deflate_at = -1;
+  const int nfilters = H5Pget_nfilters(dcpl.id());
+  for (int i = 0; i < nfilters; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nvalues = 0;
+    const H5Z_filter_t f = H5Pget_filter2(dcpl.id(), static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0,
+                                          nullptr, &config);
+    if (f == H5Z_FILTER_SHUFFLE && i == 0) shuffle_at = i;
+    else if (f == H5Z_FILTER_DEFLATE && deflate_at < 0) deflate_at = i;
+    else return false;
+  }
+  if (nfilters == 0) return false;  // unfiltered: HDF5 reads straight into `out` already
+  Handle ftype(H5Dget_type(id), H5Tclose);
+  if (H5Tequal(ftype.id(), mem_type) <= 0) return false;
+  const std::size_t elem = H5Tget_size(mem_type);
+  std::uint64_t width = 1;
+  for (std::size_t i = 1; i < s.size(); ++i) width *= s[i];
+  const std::size_t chunk_bytes = static_cast<std::size_t>(c * width) * elem;
+  thread_local std::vector<unsigned char> stored, inflated, edge;
+  std::vector<hsize_t> offset(s.size(), 0);
+  for (std::uint64_t lo = r0; lo < r1; lo += c) {
+    const std::uint64_t hi = std::min(r1, lo + c);
+    offset[0] = lo;
+    // The stored size by the chunk index's lookup (H5Dget_chunk_info_by_coord would walk
+    // every chunk of the dataset, a cost per read that grows with the file).
+    hsize_t nbytes = 0;
+    if (H5Dget_chunk_storage_size(id, offset.data(), &nbytes) < 0 || nbytes == 0) return false;  // unwritten
+    unsigned char* dst = static_cast<unsigned char*>(out) + static_cast<std::size_t>((lo - r0) * width) * elem;
+    const bool whole = hi - lo == c;
+    auto read_stored = [&](void* into) {
+      std::uint32_t mask = 0;
+      if (H5Dread_chunk(id, H5P_DEFAULT, offset.data(), &mask, into) < 0)
+        throw DataError(file_, path_,
+                        "rows [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            ") cannot be read: the stored chunk is unreadable (the file is damaged or truncated): " +
+                            last_error_message());
+      return mask;
+    };
+    std::uint32_t mask = 0;
+    if (whole && nbytes == chunk_bytes) {
+      // Most likely a raw chunk (both filters skipped): straight into the result, as HDF5
+      // would; in the rare case that it was filtered to exactly its raw size, decode below.
+      mask = read_stored(dst);
+      if (!(deflate_at >= 0 && !(mask & (1u << deflate_at))) && !(shuffle_at >= 0 && !(mask & (1u << shuffle_at))))
+        continue;
+      stored.assign(dst, dst + chunk_bytes);
+    } else {
+      stored.resize(nbytes);
+      mask = read_stored(stored.data());
+    }
+    const bool deflated = deflate_at >= 0 && !(mask & (1u << deflate_at));
+    const bool shuffled_bytes = shuffle_at >= 0 && !(mask & (1u << shuffle_at));
+    // The chunk decoded: a full chunk even at the end of the dataset (HDF5 stores edge
+    // chunks whole); only the rows up to `hi` are copied out.
+    const unsigned char* plain = stored.data();
+    if (deflated) {
+      inflated.resize(chunk_bytes);
+      uLongf got = static_cast<uLongf>(chunk_bytes);
+      const int rc = uncompress(inflated.data(), &got, stored.data(), static_cast<uLong>(stored.size()));
+      if (rc != Z_OK || got != chunk_bytes)
+        throw DataError(file_, path_,
+                        "rows [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            ") cannot be read: the stored chunk does not decode (zlib: " +
+                            (rc == Z_OK ? "wrong size" : std::string(zError(rc))) +
+                            "), so the file is damaged or truncated");
+      plain = inflated.data();
+    } else if (stored.size() != chunk_bytes) {
+      throw DataError(file_, path_,
+                      "rows [" + std::to_string(lo) + ", " + std::to_string(hi) + ") cannot be read: the stored chunk has " +
+                          std::to_string(stored.size()) + " bytes, not " + std::to_string(chunk_bytes));
+    }
+    const std::size_t keep = static_cast<std::size_t>((hi - lo) * width) * elem;
+    if (shuffled_bytes) {
+      if (whole) {
+        unshuffle(plain, chunk_bytes, elem, dst);
+      } else {
+        edge.resize(chunk_bytes);
+        unshuffle(plain, chunk_bytes, elem, edge.data());
+        std::memcpy(dst, edge.data(), keep);
+      }
+    } else {
+      std::memcpy(dst, plain, keep);
+    }
+  }
+  return true;
+}
+
 void Dataset::read_rows_raw(std::uint64_t r0, std::uint64_t r1, void* out, hid_t mem_type,
                             bool want_float) const {
   if (want_float && !is_float())
@@ -92,14 +279,76 @@ void Dataset::read_rows_raw(std::uint64_t r0, std::uint64_t r1, void* out, hid_t
                     "row range [" + std::to_string(r0) + ", " + std::to_string(r1) +
                         ") outside the dataset's " + std::to_string(s[0]) + " rows");
   if (r1 == r0) return;
+  if (read_whole_chunks(*this, r0, r1, out, mem_type)) return;
   std::vector<hsize_t> start(s.size(), 0), count(s.begin(), s.end());
   start[0] = r0;
   count[0] = r1 - r0;
-  Handle file_space(H5Dget_space(id()), H5Sclose);
-  H5Sselect_hyperslab(file_space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-  Handle mem_space(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
-  if (H5Dread(id(), mem_type, mem_space.id(), file_space.id(), H5P_DEFAULT, out) < 0)
-    throw DataError(file_, path_, "read failed (file truncated or corrupt?): " + last_error_message());
+  auto read = [&](std::uint64_t a, std::uint64_t b, void* dst) {
+    start[0] = a;
+    count[0] = b - a;
+    Handle file_space(H5Dget_space(id()), H5Sclose);
+    H5Sselect_hyperslab(file_space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Handle mem_space(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+    return H5Dread(id(), mem_type, mem_space.id(), file_space.id(), H5P_DEFAULT, dst) >= 0;
+  };
+  if (read(r0, r1, out)) return;
+  const std::string hdf5_message = last_error_message();
+  // A compressed chunk whose bytes are damaged fails the whole read (zlib's own check fires
+  // before the block checksums could), and HDF5 does not say which chunk: read chunk by
+  // chunk to name the rows of the first that fails, as a checksum mismatch names its block.
+  const std::uint64_t c = chunk_rows();
+  if (c > 0 && r1 - r0 > c) {
+    std::uint64_t width = 1;
+    for (std::size_t i = 1; i < s.size(); ++i) width *= s[i];
+    std::vector<unsigned char> tmp(c * width * H5Tget_size(mem_type));
+    for (std::uint64_t a = r0; a < r1; a = (a / c + 1) * c) {
+      const std::uint64_t b = std::min(r1, (a / c + 1) * c);
+      if (!read(a, b, tmp.data()))
+        throw DataError(file_, path_,
+                        "rows [" + std::to_string(a) + ", " + std::to_string(b) +
+                            ") cannot be read: the stored chunk does not decode (the file is damaged or truncated): " +
+                            last_error_message());
+    }
+  }
+  throw DataError(file_, path_,
+                  "rows [" + std::to_string(r0) + ", " + std::to_string(r1) +
+                      ") cannot be read (the file is damaged or truncated, or a compressed chunk does not decode): " +
+                      hdf5_message);
+}
+
+std::uint64_t Dataset::chunk_rows() const {
+  Handle dcpl(H5Dget_create_plist(id()), H5Pclose);
+  if (!dcpl.valid() || H5Pget_layout(dcpl.id()) != H5D_CHUNKED) return 0;
+  hsize_t dims[H5S_MAX_RANK];
+  if (H5Pget_chunk(dcpl.id(), H5S_MAX_RANK, dims) < 1) return 0;
+  return dims[0];
+}
+
+std::vector<std::string> Dataset::filters() const {
+  Handle dcpl(H5Dget_create_plist(id()), H5Pclose);
+  std::vector<std::string> out;
+  if (!dcpl.valid()) return out;
+  const int n = H5Pget_nfilters(dcpl.id());
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nvalues = 0;
+    char name[64] = {0};
+    const H5Z_filter_t f = H5Pget_filter2(dcpl.id(), static_cast<unsigned>(i), &flags, &nvalues, nullptr,
+                                          sizeof name, name, &config);
+    out.push_back(f == H5Z_FILTER_DEFLATE ? "deflate" : f == H5Z_FILTER_SHUFFLE ? "shuffle" : name);
+  }
+  return out;
+}
+
+std::uint64_t Dataset::storage_bytes() const { return H5Dget_storage_size(id()); }
+
+void Dataset::write_chunk(std::uint64_t row0, std::uint32_t filter_mask, const void* bytes, std::size_t size) {
+  std::vector<hsize_t> offset(shape().size(), 0);
+  if (offset.empty()) throw std::logic_error(where(file_, path_) + ": write_chunk on a scalar dataset");
+  offset[0] = row0;
+  if (H5Dwrite_chunk(id(), H5P_DEFAULT, filter_mask, offset.data(), size, bytes) < 0)
+    throw IoError(where(file_, path_) + ": writing the chunk at row " + std::to_string(row0) +
+                  " failed: " + last_error_message());
 }
 
 void Dataset::write_rows_raw(std::uint64_t r0, std::uint64_t nrows, const void* data,
@@ -174,7 +423,7 @@ void File::create_group(const std::string& path) {
 }
 
 Dataset File::create_dataset_raw(const std::string& path, const std::vector<std::uint64_t>& dims,
-                                 hid_t type, std::uint64_t chunk_rows, int deflate_level) {
+                                 hid_t type, std::uint64_t chunk_rows, int deflate_level, bool shuffle) {
   const auto slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) create_group(path.substr(0, slash));
   std::vector<hsize_t> d(dims.begin(), dims.end());
@@ -186,6 +435,7 @@ Dataset File::create_dataset_raw(const std::string& path, const std::vector<std:
     std::vector<hsize_t> chunk(d);
     chunk[0] = std::min<hsize_t>(chunk_rows, d[0]);
     H5Pset_chunk(dcpl.id(), static_cast<int>(chunk.size()), chunk.data());
+    if (shuffle) H5Pset_shuffle(dcpl.id());
     if (deflate_level > 0) H5Pset_deflate(dcpl.id(), static_cast<unsigned>(deflate_level));
   }
   hid_t id = H5Dcreate2(this->id(), path.c_str(), type, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT);

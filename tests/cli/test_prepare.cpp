@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "dpgnn/util/hdf5.h"
 #include "test_support.h"
 
 namespace dpgnn {
@@ -51,10 +52,22 @@ TEST(Prepare, RunsTheCommandsThenKeepsWhatVerifiesAndRemakesWhatDoesNot) {
   EXPECT_EQ(fs::last_write_time(data), t_data);
   EXPECT_EQ(fs::last_write_time(part), t_part);
 
-  // A damaged partition (bytes changed in the middle) is remade; the dataset kept.
+  // A damaged partition (bytes changed in the middle of its /graph/indices, located through
+  // HDF5's chunk index: the middle of the file may be metadata or free space) is remade;
+  // the dataset kept.
   {
+    haddr_t addr = 0;
+    hsize_t size = 0;
+    {
+      const auto h = h5::File::open_read(part);
+      const auto ds = h.open_dataset("/graph/indices");
+      const hsize_t origin[1] = {0};
+      unsigned mask = 0;
+      ASSERT_GE(H5Dget_chunk_info_by_coord(ds.id(), origin, &mask, &addr, &size), 0);
+      ASSERT_GT(size, 128u);
+    }
     std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(fs::file_size(part) / 2));
+    f.seekp(static_cast<std::streamoff>(addr + size / 2));
     const std::string junk(64, '\x5a');
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }

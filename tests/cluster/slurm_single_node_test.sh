@@ -38,15 +38,10 @@ dpgnn="$(readlink -f "${2:?usage: slurm_single_node_test.sh SOURCE_DIR DPGNN_BIN
 export PATH="$PATH:/usr/sbin:/sbin"
 t0=$(date +%s)
 say() { echo "[$(date -u +%H:%M:%S) +$(($(date +%s) - t0))s] $*"; }
+# shellcheck source=tests/cluster/slurm_lib.sh
+source "$src/tests/cluster/slurm_lib.sh"
 
-missing=()
-for p in munged munge slurmctld slurmd sbatch squeue scontrol sinfo mpirun; do
-  command -v "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "SKIP: the SLURM test needs ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client munge openmpi-bin; scripts/install-deps.sh tries)"
-  exit 77
-fi
+slurm_skip_unless_programs "the SLURM test" munged munge slurmctld slurmd sbatch squeue scontrol sinfo mpirun
 if [ "$(id -u)" -ne 0 ]; then
   echo "SKIP: the SLURM test starts slurmd, which must run as root to start jobs (running as $(id -un))"
   exit 77
@@ -59,52 +54,14 @@ tmp="$(mktemp -d /tmp/dpgnn-slurm.XXXXXX)"
 chmod 755 "$tmp"  # munged wants every directory above its socket searchable by all
 conf="$tmp/slurm.conf"
 munged_pid="" slurmctld_pid="" slurmd_pid="" watchdog_pid=""
-sl() { SLURM_CONF="$conf" "$@"; }  # a SLURM client command against this test's cluster
-
-# The processes of this test's cluster: the daemons and everything they started (job steps
-# and ranks inherit SLURM_CONF=$conf). By pid, never by name.
-cluster_pids() {
-  local d pid
-  for d in /proc/[0-9]*; do
-    pid="${d#/proc/}"
-    [ "$pid" != $$ ] || continue
-    { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$conf" && echo "$pid"
-  done
-  return 0
-}
-stop_pids() {  # TERM, up to 10 s, then KILL
-  local pids=("$@") left i
-  [ ${#pids[@]} -gt 0 ] || return 0
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    left=()
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left+=("$p"); done
-    [ ${#left[@]} -gt 0 ] || return 0
-    sleep 0.2
-  done
-  kill -KILL "${left[@]}" 2>/dev/null || true
-}
 cleanup() {
   local rc=$?
   set +e
-  local jobs=() left=()
-  if [ -n "$watchdog_pid" ]; then
-    mapfile -t left < <(pgrep -P "$watchdog_pid")
-    kill "$watchdog_pid" "${left[@]+"${left[@]}"}" 2>/dev/null
-  fi
-  if [ -n "$slurmctld_pid" ]; then
-    mapfile -t jobs < <(sl squeue -h -o %A 2>/dev/null)
-    if [ ${#jobs[@]} -gt 0 ]; then
-      sl scancel --full --quiet "${jobs[@]}" >/dev/null 2>&1
-      sleep 1
-    fi
-  fi
+  slurm_stop_watchdog
+  slurm_cancel_jobs
   # The daemons first (so nothing starts anew), then whatever they left behind.
   stop_pids $slurmd_pid $slurmctld_pid
-  mapfile -t left < <(cluster_pids)
-  stop_pids "${left[@]+"${left[@]}"}"
-  stop_pids $munged_pid
-  if [ -n "${KEEP_SLURM_TEST_DIR:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  slurm_stop_rest
   exit "$rc"
 }
 trap cleanup EXIT
@@ -132,50 +89,12 @@ fail() {
 
 # ---- munge ------------------------------------------------------------------------------
 mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/log" "$tmp/work/data"
-chmod 755 "$tmp/munge"
-head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
-chmod 600 "$tmp/munge/munge.key"
-munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge/munge.socket" \
-  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" \
-  >"$tmp/log/munged.out" 2>&1 &
-munged_pid=$!
-for ((i = 0; i < 50; i++)); do [ -S "$tmp/munge/munge.socket" ] && break; sleep 0.1; done
-munge -n -S "$tmp/munge/munge.socket" | unmunge -S "$tmp/munge/munge.socket" >/dev/null ||
-  fail "munged (pid $munged_pid) does not answer: $(cat "$tmp/log/munged.out")"
+start_munged
 say "munged running (pid $munged_pid)"
 
 # ---- slurm.conf: a block of 20 unused ports, the node with at least 2 CPUs ---------------
-# A connect() probe to 127.0.0.1 is not enough (a CI run failed so): slurmctld binds every
-# address, so a listener on another address, or a client socket whose ephemeral local port
-# falls in the block, still makes its bind fail with EADDRINUSE. The block therefore avoids
-# every local port in /proc/net/tcp{,6} (any state) and the kernel's ephemeral range, and
+# The block avoids the ports in use and the ephemeral range (pick_port_block, slurm_lib.sh), and
 # the daemons start again on another block if a bind fails anyway (a port taken meanwhile).
-ports_in_use() {
-  local f addr
-  for f in /proc/net/tcp /proc/net/tcp6; do
-    [ -r "$f" ] || continue
-    while read -r _ addr _; do
-      [[ "$addr" == *:* ]] && echo $((16#${addr##*:}))
-    done <"$f"
-  done
-  return 0
-}
-pick_port_block() {
-  local lo=10000 hi=$((65535 - 20)) eph_lo=32768 eph_hi=60999 b p try
-  read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
-  if [ "$eph_lo" -ge $((lo + 2000)) ]; then hi=$((eph_lo - 20))
-  elif [ "$eph_hi" -le $((hi - 2000)) ]; then lo=$((eph_hi + 1))
-  fi
-  local -A used=()
-  while read -r p; do used[$p]=1; done < <(ports_in_use)
-  for ((try = 0; try < 200; try++)); do
-    b=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-    for ((p = b; p < b + 20; p++)); do [ -z "${used[$p]:-}" ] || continue 2; done
-    echo "$b"
-    return 0
-  done
-  return 1
-}
 host="$(hostname -s)"
 # Job ids name files outside the spool (PMIx's spmix_appdir_<uid>_<job>.<step> under TmpFS):
 # TmpFS inside the test's directory, and job ids unlike another cluster's on this machine.
@@ -188,42 +107,9 @@ cat >"$conf" <<EOF
 # Generated by tests/cluster/slurm_single_node_test.sh: a one-node SLURM for one test.
 ClusterName=dpgnntest
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$base
-SlurmdPort=$((base + 1))
-SrunPortRange=$((base + 2))-$((base + 19))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$tmp/munge/munge.socket,cred_expire=10
-StateSaveLocation=$tmp/state
-SlurmdSpoolDir=$tmp/spool
-TmpFS=$tmp/tmpfs
-FirstJobId=$first_job_id
-SlurmctldPidFile=$tmp/run/slurmctld.pid
-SlurmdPidFile=$tmp/run/slurmd.pid
-SlurmctldLogFile=$tmp/log/slurmctld.log
-SlurmdLogFile=$tmp/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-PlugStackConfig=$tmp/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SwitchType=switch/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=1,bf_interval=1
-JobRequeue=1
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
-MinJobAge=600
-InactiveLimit=0
+EOF
+slurm_conf_common "$tmp/spool" "$tmp/run/slurmd.pid" "$tmp/log/slurmd.log" >>"$conf"
+cat >>"$conf" <<EOF
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -234,14 +120,7 @@ EOF
 bind_failed() { grep -qs "Address already in use" "$tmp"/log/slurm*.log "$tmp"/log/slurm*.out; }
 start_daemons() {  # returns 1 when a daemon could not bind its port; fails the test otherwise
   local i state=""
-  sl slurmctld -D -i -f "$conf" >"$tmp/log/slurmctld.out" 2>&1 &
-  slurmctld_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    sl scontrol ping 2>/dev/null | grep -q UP && break
-    kill -0 "$slurmctld_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if ! sl scontrol ping 2>/dev/null | grep -q UP; then
+  if ! start_slurmctld_and_wait; then
     bind_failed && return 1
     fail "slurmctld (pid $slurmctld_pid) does not answer on port $base"
   fi
@@ -310,29 +189,6 @@ say "dataset (8000 nodes, 2 parts) and config ready in $tmp/work"
 # exports it), as docs/cluster.md tells users to do.
 export DPGNN_HOME="$src" DPGNN_BIN="$dpgnn"
 log_of() { if [ "$1" = run-b ]; then echo "$tmp/work/runs/B/run-b.out"; else echo "$tmp/work/$1.out"; fi; }
-submit() {  # submit NAME ARGS...: prints the job id
-  local name="$1"
-  shift
-  sl sbatch --parsable -J "$name" -o "$(log_of "$name")" "$@" | cut -d';' -f1
-}
-job_field() { sl scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
-wait_done() {  # wait_done JOBID TIMEOUT_S: prints the final state
-  local id="$1" limit="$2" s="" i
-  for ((i = 0; i < limit * 5; i++)); do
-    s="$(job_field "$id" JobState)"
-    case "$s" in
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
-        echo "$s"
-        return 0
-        ;;
-    esac
-    sleep 0.2
-  done
-  echo "TIMEOUT_WAITING($s)"
-}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-json() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])" "$1" "$2"; }
 script="$src/cluster/single-node.sbatch"
 
 # ---- 1. no arguments: a usage error ----------------------------------------------------------
@@ -361,19 +217,7 @@ say "2. job $id_a COMPLETED: 2 ranks, $steps_a steps, epsilon $eps_a"
 mkdir -p runs/B
 id_b=$(submit run-b -N1 --ntasks=2 "$script" config.yaml runs/B)
 say "3. submitted job $id_b: 2 ranks, config.yaml -> runs/B, log runs/B/run-b.out; requeueing it once its ledger has 30 steps"
-# The ledger is polled every 0.05 s (the job's state every second), so that the requeue
-# lands early in the run even on a machine much faster than this one.
-recorded=0
-for ((i = 0; i < 2400; i++)); do
-  [ ! -f runs/B/ledger.jsonl ] || recorded=$(grep -c '"step":' runs/B/ledger.jsonl || true)
-  [ "$recorded" -lt 30 ] || break
-  if [ $((i % 20)) = 0 ]; then
-    st=$(job_field "$id_b" JobState)
-    [ "$st" = PENDING ] || [ "$st" = RUNNING ] || fail "job $id_b ended ($st) before it could be requeued"
-  fi
-  sleep 0.05
-done
-[ "$recorded" -ge 30 ] || fail "job $id_b: its ledger has $recorded steps after 120 s"
+wait_ledger_steps runs/B 30 "$id_b"
 sl scontrol requeue "$id_b" || fail "scontrol requeue $id_b failed"
 say "3. requeued job $id_b with $recorded steps in runs/B/ledger.jsonl"
 st=$(wait_done "$id_b" 150)
@@ -400,9 +244,9 @@ EOF
 "$py" - runs/B/ledger.jsonl "$steps_b" <<'EOF' || fail "runs/B/ledger.jsonl does not hold every step exactly once"
 import json, sys
 steps = [j["step"] for j in map(json.loads, open(sys.argv[1])) if "step" in j]
-want = list(range(int(sys.argv[2])))
+want = list(range(1, int(sys.argv[2]) + 1))  # ledger format 3 numbers the steps from 1
 if steps != want:
-    print(f"ledger steps: {len(steps)} lines, first {steps[:3]}, last {steps[-3:]}; expected 0..{len(want) - 1}")
+    print(f"ledger steps: {len(steps)} lines, first {steps[:3]}, last {steps[-3:]}; expected 1..{len(want)}")
     sys.exit(1)
 EOF
 say "3. job $id_b COMPLETED after a requeue at step $stopped_at: $steps_b steps, epsilon $eps_b (uninterrupted: $eps_a), ledger complete"

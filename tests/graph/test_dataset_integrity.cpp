@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpgnn/graph/dataset.h"
@@ -46,14 +47,10 @@ Dataset cycle_dataset(std::int64_t n) {
   return d;
 }
 
+// The DataError message of `fn` ("" when it does not throw).
 template <typename Fn>
 std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "";
+  return dpgnn::testing::message_of<DataError>(std::forward<Fn>(fn));
 }
 
 TEST(DatasetIntegrity, ACorruptFeatureBlockFailsOnlyTheReadsThatTouchIt) {

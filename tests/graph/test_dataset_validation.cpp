@@ -98,6 +98,20 @@ TEST(DatasetValidation, AcceptsAValidFileAndReportsItsStatistics) {
   const auto r = dpgnn::testing::run_dpgnn("info --json " + path);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"undirected_edges\": 3"), std::string::npos) << r.output;
+  // Majority class: training labels {0, 1} tie, the smaller wins; val (label 0) 1, test (label 1) 0.
+  const auto b = majority_baseline(d);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->label, 0);
+  EXPECT_DOUBLE_EQ(b->train_share, 0.5);
+  EXPECT_DOUBLE_EQ(b->val_accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(b->test_accuracy, 0.0);
+  EXPECT_NE(r.output.find("\"test_accuracy\": 0.0"), std::string::npos) << r.output;
+  Dataset skewed = tiny_dataset();
+  skewed.labels = {1, 1, 0, 1};
+  const auto c = majority_baseline(skewed);
+  EXPECT_EQ(c->label, 1);
+  EXPECT_DOUBLE_EQ(c->test_accuracy, 1.0);
+  EXPECT_DOUBLE_EQ(c->val_accuracy, 0.0);
 }
 
 TEST(DatasetValidation, RejectsNonMonotoneIndptr) {

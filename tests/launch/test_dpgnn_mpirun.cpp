@@ -53,6 +53,31 @@ TEST(DpgnnMpirun, PlacesRanksPerNodeOnTheGivenHosts) {
   EXPECT_TRUE(contains(too_many.output, "do not fit")) << too_many.output;
 }
 
+// A hostfile's distinct hosts (comments and repeats aside) are the nodes the ranks per node
+// are checked against and the threads are divided by.
+TEST(DpgnnMpirun, CountsTheHostsOfAHostfile) {
+  TempDir tmp;
+  const std::string hf = tmp.file("hosts"), empty = tmp.file("empty");
+  std::ofstream(hf) << "# two hosts\nnodeA slots=2\n\nnodeB slots=2  # the second\nnodeA\n";
+  std::ofstream(empty) << "# no host\n\n";
+  const CommandResult r = run_command(launcher("SLURM_CPUS_ON_NODE=4") + "--print -n 4 -N 2 --hostfile " + hf + " info x.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "--hostfile " + hf + " --map-by ppr:2:node ")) << r.output;
+  // An "mpirun" that reports the threads the launcher exported (nodeA and nodeB do not exist).
+  const std::string fake = tmp.file("fake-mpirun");
+  std::ofstream(fake) << "#!/bin/sh\necho threads=$OMP_NUM_THREADS\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const CommandResult threads =
+      run_command(launcher("SLURM_CPUS_ON_NODE=4") + "-n 4 --hostfile " + hf + " --mpirun " + fake + " info x.h5");
+  EXPECT_TRUE(contains(threads.output, "threads=2")) << threads.output;  // 4 cores / (4 ranks / 2 hosts)
+  const CommandResult too_many = run_command(launcher() + "--print -n 5 -N 2 --hostfile " + hf + " info x.h5");
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_TRUE(contains(too_many.output, "-n 5 ranks do not fit on 2 host(s)")) << too_many.output;
+  const CommandResult none = run_command(launcher() + "--print -n 2 --hostfile " + empty + " info x.h5");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.output, "names no host")) << none.output;
+}
+
 TEST(DpgnnMpirun, EachRankGetsItsOwnGpuByLocalRankAndTheThreadCount) {
   // dpgnn-mpirun runs `sh` here instead of dpgnn, so each rank reports what it was given.
   const CommandResult r = run_command(
@@ -89,6 +114,13 @@ TEST(DpgnnMpirun, NamesATrainRunDirectoryAfterTheConfigAndTheSlurmJob) {
   CommandResult r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/cora/drw.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/cora-drw-[0-9]{8}-[0-9]{6}"))) << r.output;
+  // A reproduction (configs/<dataset>/paper/...) keeps every folder below configs/ in the name.
+  r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/cora/paper/drw.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/cora-paper-drw-[0-9]{8}-[0-9]{6}")))
+      << r.output;
+  r = run_command(launcher() + "--print --runs-dir " + runs + " train --config configs/default.yaml");
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("--out " + runs + "/default-[0-9]{8}-[0-9]{6}"))) << r.output;
 
   r = run_command(launcher("SLURM_JOB_ID=123") + "--print --runs-dir " + runs + " train --config x/c.yaml");
   EXPECT_TRUE(contains(r.output, "--out " + runs + "/c-job123")) << r.output;

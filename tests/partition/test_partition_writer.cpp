@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
 #include <set>
 
 #include "dpgnn/graph/validate.h"
@@ -153,6 +154,31 @@ TEST(PartitionDataset, TheSameSeedGivesTheSameContentAndTheFeatureWindowDoesNotM
   small_window.feature_window_bytes = 7 * 5 * sizeof(float);  // 7 rows per pass: many passes
   partition_dataset(ds, tmp.file("b.h5"), small_window);
   EXPECT_TRUE(content_of(tmp.file("a.h5")) == content_of(tmp.file("b.h5")));
+}
+
+// The partition file's copy of the features is stored as the dataset's is (docs/partitioning.md,
+// "Why the partition file holds the features again"): compressed chunks for sparse 0/1
+// features, rows permuted correctly across chunk boundaries (5000 nodes = two chunks).
+TEST(PartitionDataset, ThePartitionFileStoresSparseFeaturesCompressedLikeTheDataset) {
+  TempDir tmp;
+  const std::string ds = tmp.file("g.h5"), part = tmp.file("g.part.h5");
+  ClusteredSpec spec;
+  spec.nodes = 5000;
+  spec.p_in = 0.004;
+  spec.p_out = 0.0002;
+  spec.features = 32;
+  graph::Dataset d = testing::clustered_dataset(spec);
+  std::mt19937_64 gen(3);
+  for (auto& x : d.features) x = gen() % 10 == 0 ? 1.0f : 0.0f;  // bag-of-words-like
+  graph::write_dataset(d, ds);
+  partition_dataset(ds, part, options(Method::random, 3, 1));
+  expect_valid_partition(ds, part, 3, 0.05, false);  // features permuted row for row
+  const std::uint64_t raw = 5000u * 32u * sizeof(float);
+  for (const auto& file : {ds, part}) {
+    const auto f = h5::File::open_read(file).open_dataset("/features");
+    EXPECT_EQ(f.filters(), (std::vector<std::string>{"shuffle", "deflate"})) << file;
+    EXPECT_LT(f.storage_bytes(), raw / 4) << file;
+  }
 }
 
 TEST(PartitionDataset, RandomMethodIsBalancedDeterministicAndValid) {

@@ -149,6 +149,57 @@ TEST(Ledger, StepNumberingCountsSgdLinesOnly) {
   EXPECT_NE(why.find("step 0 was expected"), std::string::npos) << why;
 }
 
+// Format 3 numbers the sgd lines from 1, as metrics.jsonl and the progress lines do; a
+// format-2 ledger (numbered from 0) reads the same, and a resume appending to it keeps its
+// numbering, so one file never mixes the two.
+TEST(Ledger, FormatThreeNumbersStepsFromOneAndFormatTwoKeepsItsNumbering) {
+  testing::TempDir tmp;
+  const Mechanism step = Mechanism::gaussian(1.0);
+  const nlohmann::json binding = {{"config_digest", "x"}};
+  const std::string v3 = tmp.file("v3.jsonl");
+  {
+    LedgerWriter w(v3);
+    w.append_header(binding);
+    w.append(sgd(0, step, 0.1));
+    w.append(sgd(1, step, 0.2));
+  }
+  {
+    LedgerWriter resumed(v3);  // a resume: the header says format 3
+    resumed.append(sgd(2, step, 0.3));
+  }
+  std::ifstream in(v3);
+  std::vector<nlohmann::json> js;
+  for (std::string line; std::getline(in, line);) js.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(js.size(), 4u);
+  EXPECT_EQ(js[0].at("version"), kLedgerFormat);
+  EXPECT_EQ(js[1].at("step"), 1);
+  EXPECT_EQ(js[2].at("step"), 2);
+  EXPECT_EQ(js[3].at("step"), 3);
+  const Ledger l3 = read_ledger_file(v3);
+  EXPECT_EQ(l3.format, 3);
+  ASSERT_EQ(l3.entries.size(), 3u);
+  for (std::int64_t i = 0; i < 3; ++i) EXPECT_EQ(l3.entries[static_cast<std::size_t>(i)].step, i);
+
+  const std::string v2 = tmp.file("v2.jsonl");
+  write_lines(v2, {R"({"ledger": "dpgnn", "version": 2, "binding": {"config_digest": "x"}})",
+                   R"({"step": 0, "mechanism": "gaussian z=1", "epsilon": 0.1})"});
+  {
+    LedgerWriter resumed(v2);
+    resumed.append(sgd(1, step, 0.2));
+  }
+  const Ledger l2 = read_ledger_file(v2);
+  EXPECT_EQ(l2.format, 2);
+  ASSERT_EQ(l2.entries.size(), 2u);
+  EXPECT_EQ(l2.entries[1].step, 1);
+
+  // A format-3 file numbered from 0 is refused, naming what it expected.
+  const std::string wrong = tmp.file("wrong.jsonl");
+  write_lines(wrong, {R"({"ledger": "dpgnn", "version": 3, "binding": {"config_digest": "x"}})",
+                      R"({"step": 0, "mechanism": "gaussian z=1", "epsilon": 0.1})"});
+  const std::string why = data_error_of(wrong);
+  EXPECT_NE(why.find("step 1 was expected"), std::string::npos) << why;
+}
+
 TEST(Ledger, OldLedgersWithoutReleaseOrCountReadAsSgdSteps) {
   testing::TempDir tmp;
   const std::string path = tmp.file("ledger.jsonl");

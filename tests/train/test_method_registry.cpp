@@ -76,8 +76,11 @@ TEST(MethodRegistry, EveryPrivateMethodAddsItsNoiseExactlyOncePerStep) {
     if (!is_private(parse_method(name))) continue;
     for (int ranks : {1, 2}) {
       const std::string tag = name + std::to_string(ranks);
+      // Two layers of width 64 (1,283 parameters) whatever the method's default depth: the
+      // variance is estimated from the coordinates (a linear model's 51 would leave it +-0.2).
       const Config cfg = config_for(name, {"train.optimizer=sgd", "train.lr=1", "privacy.noise_multiplier=100",
-                                           "privacy.clip_norm=1", "model.hidden=64", "train.max_steps=1"});
+                                           "privacy.clip_norm=1", "model.layers=2", "model.hidden=64",
+                                           "train.max_steps=1"});
       train_in_process(cfg, tmp.file(tag + "step"), ranks);
       graph::DatasetMeta meta;
       meta.num_features = 16;

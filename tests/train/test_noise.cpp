@@ -15,6 +15,7 @@
 #include "dpgnn/train/noise.h"
 #include "dpgnn/train/noise_prefetch.h"
 #include "dpgnn/util/error.h"
+#include "chi_square.h"
 
 namespace dpgnn::train {
 namespace {
@@ -60,22 +61,7 @@ std::vector<std::int64_t> draws(std::uint64_t s2, std::size_t n, std::uint64_t s
 
 // Bins [edges[i], edges[i+1]) plus the two tails; returns the chi-square statistic.
 double chi_square(const std::vector<std::int64_t>& xs, const Pmf& pmf, const std::vector<std::int64_t>& edges) {
-  const std::int64_t big = std::int64_t{1} << 62;
-  std::vector<std::int64_t> e = {-big};
-  e.insert(e.end(), edges.begin(), edges.end());
-  e.push_back(big);
-  std::vector<double> observed(e.size() - 1);
-  for (auto x : xs) {
-    std::size_t b = 0;
-    while (!(x >= e[b] && x < e[b + 1])) ++b;
-    observed[b] += 1;
-  }
-  double chi = 0;
-  for (std::size_t b = 0; b + 1 < e.size(); ++b) {
-    const double expected = pmf.mass(e[b], e[b + 1]) * static_cast<double>(xs.size());
-    chi += (observed[b] - expected) * (observed[b] - expected) / expected;
-  }
-  return chi;
+  return testing::chi_square(xs, edges, [&](std::int64_t lo, std::int64_t hi) { return pmf.mass(lo, hi); }).statistic;
 }
 
 void check_moments(const std::vector<std::int64_t>& xs, const Pmf& pmf) {

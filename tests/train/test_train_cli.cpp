@@ -95,6 +95,25 @@ TEST(TrainCli, OnAGpuTheRunUsesNcclAndMatchesTheCpuRun) {
   EXPECT_NEAR(summaries[0].at("test_accuracy").get<double>(), summaries[1].at("test_accuracy").get<double>(), 0.05);
 }
 
+// DPGNN_GPU_COLLECTIVES picks how a GPU run's buffers travel (nccl, or mpi through host
+// memory: bench/gpu-check.sh runs 2 ranks on one GPU so). Any other value stops every rank
+// before it works, with one message; on the CPU, mpi changes nothing.
+TEST(TrainCli, GpuCollectivesVariableIsNcclOrMpi) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = write_config(tmp, "c.yaml", "");
+  const CommandResult bad =
+      run_command("DPGNN_GPU_COLLECTIVES=gloo " + mpiexec(2) + "train --config " + cfg + " --out " + tmp.file("bad"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  const std::regex error_line("\\berror\\b.*DPGNN_GPU_COLLECTIVES must be nccl or mpi, got 'gloo'");
+  EXPECT_EQ(std::distance(std::sregex_iterator(bad.output.begin(), bad.output.end(), error_line), std::sregex_iterator()), 1)
+      << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("bad"))) << "no rank may have started work";
+  const CommandResult ok = run_command("DPGNN_GPU_COLLECTIVES=mpi " + mpiexec(2) + "train --config " + cfg +
+                                       " --set train.max_steps=3 --out " + tmp.file("ok"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("gradients all-reduced over mpi"), std::string::npos) << ok.output;
+}
+
 TEST(TrainCli, ARunKilledMidwayAndResumedEndsLikeAnUninterruptedOne) {
   dpgnn::testing::TempDir tmp;
   const std::string cfg = write_config(tmp, "c.yaml", "");

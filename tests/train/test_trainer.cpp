@@ -210,7 +210,9 @@ TEST(Trainer, TheAutomaticBatchIsAFullBatchForTheFixedReplaceOneSets) {
   }
   EXPECT_GT(populations.size(), 1u) << "the epochs' M differ, and so do their batches";
   const TrainSummary mlp = run({"method=dp-mlp"}, "dpmlp");
-  EXPECT_EQ(mlp.batch_size, std::min<std::int64_t>(256, mlp.subgraphs / 2));
+  EXPECT_EQ(mlp.batch_size, mlp.subgraphs) << "DP-MLP: every training node in every step";
+  const TrainSummary plain = run({"method=mlp"}, "mlp");
+  EXPECT_EQ(plain.batch_size, std::min<std::int64_t>(256, plain.subgraphs / 2));
 }
 
 TEST(Trainer, DpGnnUsesTheHypergeometricAccountantAndRefusesAMetisPartition) {

@@ -14,6 +14,7 @@
 #include "dpgnn/train/config.h"
 #include "dpgnn/train/trainer.h"
 #include "dpgnn/util/hdf5.h"
+#include "model_file.h"
 #include "test_support.h"
 
 namespace dpgnn::train::testing {
@@ -61,30 +62,8 @@ inline TrainSummary train_in_process(const Config& cfg, const std::string& out, 
   return results[0];
 }
 
-// The flat parameters stored in a model.h5, in the order of `names`.
-inline std::vector<float> read_model(const std::string& path, const std::vector<std::string>& names) {
-  auto f = h5::File::open_read(path);
-  std::vector<float> out;
-  for (const auto& n : names) {
-    auto v = f.open_dataset("/" + n).read_all<float>();
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
-}
-
-// The names of the parameters stored in a model.h5, in the file's (alphabetical) order.
-inline std::vector<std::string> model_parameter_names(const std::string& model_file) {
-  auto f = h5::File::open_read(model_file);
-  std::vector<std::string> names;
-  H5Literate(
-      f.id(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-        static_cast<std::vector<std::string>*>(out)->push_back(name);
-        return 0;
-      },
-      &names);
-  return names;
-}
+using dpgnn::testing::model_parameter_names;  // tests/model_file.h
+using dpgnn::testing::read_model;
 
 // The fixture's dataset with a structure-independent partition into `parts` (node-level
 // methods refuse METIS, DESIGN.md 5), made once per part count and test binary.

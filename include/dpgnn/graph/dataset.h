@@ -6,7 +6,9 @@
 //                     "directed"), checksum (XXH3-128 of the content, hex)
 //   /graph/indptr     int64 [N+1]
 //   /graph/indices    int32 or int64 [E]           (CSR, row v = out-neighbours of v)
-//   /features         float32 [N, F], chunked by rows (absent when F = 0)
+//   /features         float32 [N, F], chunked by rows (absent when F = 0); written with
+//                     the filters [shuffle, deflate], each chunk stored compressed only
+//                     when that at least halves it (older files: no filters)
 //   /labels           int64 [N] class ids, -1 = unlabelled        (single-label)
 //                     uint8 [N, C] multi-hot                       (multi-label)
 //   /masks/train, /masks/val, /masks/test   uint8 [N] (0|1)
@@ -29,6 +31,21 @@ namespace dpgnn::graph {
 constexpr const char* kDatasetFormat = "dpgnn-dataset";
 constexpr std::int64_t kDatasetFormatVersion = 1;
 constexpr std::uint64_t kFeatureChunkRows = 4096;
+// The feature block cache of a DatasetReader (below).
+constexpr std::uint64_t kFeatureCacheBytes = std::uint64_t{64} << 20;
+
+// How the writers store /features (docs/data-format.md, "Feature storage").
+struct DatasetStorage {
+  // false: no filters, the layout of files written before compression (tests, comparisons).
+  bool compress_features = true;
+  // zlib level: 1 decodes fastest and, on the sparse bag-of-words features of the shared
+  // datasets, is within a factor 2 of level 9's size (both about 1% of the raw bytes).
+  int deflate_level = 1;
+  // A chunk is stored compressed only when that makes it at most this fraction of its raw
+  // size; otherwise raw (dense real-valued features shrink by 10-15% at most, and decoding
+  // them would cost more read time than the saved bytes). 1.0 compresses every chunk.
+  double max_compressed_ratio = 0.5;
+};
 
 enum class Setting { transductive, inductive };
 const char* to_string(Setting s);
@@ -60,7 +77,7 @@ struct Dataset {
 
 // Writes `d` to `path` (via a temporary file renamed at the end) and returns the content
 // checksum it stored. Fills meta.num_nodes/num_edges from the arrays; checks shapes first.
-std::string write_dataset(const Dataset& d, const std::string& path);
+std::string write_dataset(const Dataset& d, const std::string& path, const DatasetStorage& storage = {});
 
 // Reads and fully validates a dataset file.
 Dataset read_dataset(const std::string& path);
@@ -71,7 +88,7 @@ Dataset read_dataset(const std::string& path);
 // write_dataset computes for the same content.
 class DatasetWriter {
  public:
-  DatasetWriter(const std::string& path, const DatasetMeta& meta);
+  DatasetWriter(const std::string& path, const DatasetMeta& meta, const DatasetStorage& storage = {});
   ~DatasetWriter();
   void write_indptr(const std::vector<EdgeIdx>& indptr);  // all N+1 offsets at once
   void append_indices(const NodeId* data, std::int64_t count);
@@ -119,7 +136,14 @@ class DatasetReader {
   // The CSR rows [row_begin, row_end) with their global neighbour ids (indptr rebased to 0).
   CsrGraph read_rows(std::int64_t row_begin, std::int64_t row_end) const;
   CsrGraph read_graph() const;
+  // Reads of at most two checksum blocks (single rows: DPAR's aggregation) go through a
+  // cache of verified blocks (least recently used first out, kFeatureCacheBytes by
+  // default), since every read decodes and checks whole blocks (a compressed chunk cannot be
+  // read in part); larger reads (a rank's shard) go straight to the file.
   std::vector<float> read_features(std::int64_t row_begin, std::int64_t row_end) const;
+  // The cache's capacity in bytes (0 = no cache). The last block read always stays, so a
+  // block larger than the capacity is still reused by the next read of the same block.
+  void set_feature_cache_bytes(std::uint64_t bytes);
   std::vector<std::int64_t> read_labels(std::int64_t row_begin, std::int64_t row_end) const;
   std::vector<std::uint8_t> read_label_matrix(std::int64_t row_begin, std::int64_t row_end) const;
   // name is "train", "val" or "test".

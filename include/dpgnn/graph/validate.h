@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "dpgnn/graph/dataset.h"
@@ -30,6 +31,15 @@ struct DatasetStats {
 // Statistics of an in-memory graph and its masks.
 DatasetStats compute_stats(const CsrGraph& g, const std::vector<std::uint8_t>& train,
                            const std::vector<std::uint8_t>& val, const std::vector<std::uint8_t>& test);
+
+// The majority-class baseline: the class most frequent among the training nodes (the
+// smallest index on a tie) and the accuracy of predicting it for every validation and test
+// node (0 for an empty split). Single-label datasets only (nullopt for multi-label).
+struct MajorityBaseline {
+  std::int64_t label = 0;
+  double train_share = 0, val_accuracy = 0, test_accuracy = 0;
+};
+std::optional<MajorityBaseline> majority_baseline(const Dataset& d);
 
 // Checks the in-memory content (everything but the file's own structure). `file` names
 // the source in error messages.

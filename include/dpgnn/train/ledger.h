@@ -4,7 +4,10 @@
 // line of the ledger, including steps taken after the last checkpoint.
 //
 // Two kinds of lines:
-//  * training (sgd) steps, one line each, numbered 0, 1, 2, ...:
+//  * training (sgd) steps, one line each, numbered 1, 2, 3, ... (format 3: the same numbers
+//    as metrics.jsonl, the progress lines and checkpoints, the count of steps taken once the
+//    step is done; formats 1 and 2 numbered them 0, 1, 2, ..., and a ledger keeps the
+//    numbering of its header when a resume appends to it):
 //      {"step": 17, "mechanism": "wor n=120 m=60 z=1.25", "scheme": "wor",
 //       "sampling_rate": 0.5, "noise_multiplier": 1.25, "subgraphs": 120, "batch_size": 60,
 //       "epsilon": 0.83}
@@ -18,7 +21,7 @@
 //      {"release": "graph-sample", "subsample": "subsample n=14666 m=1320", "rate": 0.09,
 //       "count": 1, "epsilon": 0}
 //    Every epsilon of the run is then amplified by it (privacy/subsample.h).
-//  * (format 2) a header, first: {"ledger": "dpgnn", "version": 2, "binding": {...}}: what the
+//  * (format 2) a header, first: {"ledger": "dpgnn", "version": 3, "binding": {...}}: what the
 //    run is bound to (train/run_binding.h: the effective config and its digest, ranks,
 //    device, data checksums, dpgnn version, secret fingerprints). A resume checks itself
 //    against it, not against the editable config.yaml.
@@ -29,7 +32,7 @@
 //    the whole record or a torn line, which is refused. read_ledger expands it into the
 //    entries above (a graph-sample entry, then one entry per event).
 //  * (format 2) a resume segment, appended by every resume before its first step:
-//    {"resume": {"after_step": 100, "ranks": 4, "device": "cpu", "version": "0.2.0", ...}}:
+//    {"resume": {"after_step": 100, "ranks": 4, "device": "cpu", "version": "0.3.0", ...}}:
 //    the steps after it were taken on that set-up (a replay must match it).
 //  * (format 2) the end, last: {"end": {"steps": 83, "stopped_by": "target_epsilon", ...}}.
 // `mechanism` is privacy::Mechanism's exact text form (doubles with 17 digits), from which
@@ -55,7 +58,7 @@ inline constexpr const char* kSgdRelease = "sgd";
 inline constexpr const char* kGraphSampleRelease = "graph-sample";
 
 struct LedgerEntry {
-  std::int64_t step = 0;  // sgd: the 0-based step number; release lines: unused (0)
+  std::int64_t step = 0;  // sgd: the step's 0-based index (the file holds step + 1 from format 3); releases: 0
   privacy::Mechanism mechanism;
   double epsilon = 0.0;   // spent after this entry (at the run's delta)
   // The number of identical events this line records (Accountant::step(mechanism, count));
@@ -70,7 +73,9 @@ struct LedgerEntry {
   bool is_sgd() const { return release == kSgdRelease; }
 };
 
-inline constexpr int kLedgerFormat = 2;
+// 3: sgd lines numbered from 1 (issue 25); 2: the header, release records, segments and end,
+// sgd lines numbered from 0. Both are read.
+inline constexpr int kLedgerFormat = 3;
 
 // A pre-training release as one ledger record (see above).
 struct ReleaseRecord {
@@ -88,6 +93,7 @@ struct ReleaseRecord {
 // A ledger as read: the header's binding (absent in format-1 ledgers), the entries (sgd steps
 // and the expanded releases, in order), the release records, the resume segments, the end.
 struct Ledger {
+  int format = 1;  // the header's version (1: no header)
   std::optional<nlohmann::json> binding;
   std::vector<LedgerEntry> entries;
   std::vector<ReleaseRecord> releases;
@@ -97,7 +103,9 @@ struct Ledger {
 
 class LedgerWriter {
  public:
-  // Opens `path` for appending (creating it).
+  // Opens `path` for appending (creating it). Step lines follow the numbering of the file's
+  // header (from 1 under format 3, from 0 before it or without a header); append_header
+  // starts a format-3 ledger.
   explicit LedgerWriter(const std::string& path);
   ~LedgerWriter();
   LedgerWriter(const LedgerWriter&) = delete;
@@ -117,6 +125,7 @@ class LedgerWriter {
   void write_line(const nlohmann::json& j);
   std::string path_;
   std::FILE* file_ = nullptr;
+  std::int64_t first_step_number_ = 0;  // what the file calls the step of index 0
 };
 
 // Reads every entry; DataError naming the file and line for a malformed line, a release

@@ -7,9 +7,10 @@
 //   every rank rounds its clipped local sum S_r to the grid, k_r = round(S_r / gamma);
 //   rank 0 adds Y ~ N_Z(0, s2)^P, the discrete Gaussian of Canonne, Kamath & Steinke
 //   ("The Discrete Gaussian for Differential Privacy", NeurIPS 2020; CKS20), drawn exactly
-//   by their Algorithm 3 (discrete Laplace rejection, Algorithm 2, with Bernoulli(exp(-x))
-//   of Algorithm 1; every outcome the one exact integer arithmetic gives, noise.cpp) from
-//   the XChaCha20 keystream of the noise secret (util/secure_rng.h);
+//   from the XChaCha20 keystream of the noise secret (util/secure_rng.h): at the grid's
+//   variances (s2 >= 2^32) by rejection from a staircase envelope (staircase_gaussian.h),
+//   otherwise by CKS20 Algorithm 3 (discrete Laplace rejection, Algorithm 2, with
+//   Bernoulli(exp(-x)) of Algorithm 1); every outcome the one exact arithmetic gives;
 //   the all-reduce sums integers held in doubles (exact below 2^53), and the gradient is
 //   gamma * (sum_r k_r + Y), a post-processing of the integer vector.
 // Privacy (CKS20 Theorem 4 per coordinate: an integer shift mu against N_Z(0, s2) costs
@@ -66,9 +67,10 @@ constexpr std::size_t noise_chunks(std::size_t n) { return (n + kNoiseChunk - 1)
 // 24): a run recorded by an earlier version replays its steps with different (equally
 // distributed) noise; within a version replays are bit-identical.
 std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance);
-// `count` independent draws into out[0..count), by the same algorithm run stage by stage
-// over batches of proposals (faster; reads the stream in a different order than `count`
-// single draws, so the values differ). The noise chunks use this one.
+// `count` independent draws into out[0..count): for variance >= staircase::kMinVariance
+// (2^32) by the staircase sampler, else by the same algorithm run stage by stage over
+// batches of proposals (faster; reads the stream in a different order than `count` single
+// draws, so the values differ). The noise chunks use this one.
 void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::int64_t* out, std::size_t count);
 
 // grid_sum[i] += Y_i, Y ~ N_Z(0, variance)^n, from the keystream of (key, noise, step).

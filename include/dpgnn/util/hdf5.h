@@ -100,6 +100,16 @@ class Dataset {
   void write_rows(std::uint64_t r0, std::uint64_t nrows, const T* data) {
     write_rows_raw(r0, nrows, data, native_type<T>());
   }
+  // Rows per chunk along the first dimension; 0 when the dataset is not chunked.
+  std::uint64_t chunk_rows() const;
+  // Names of the filters in the dataset's pipeline, in order (e.g. {"shuffle", "deflate"}).
+  std::vector<std::string> filters() const;
+  // Bytes the dataset occupies in the file (compressed size for a filtered dataset).
+  std::uint64_t storage_bytes() const;
+  // Stores one chunk, already encoded (H5Dwrite_chunk): the chunk starting at row `row0`
+  // (a multiple of chunk_rows()), with bit i of `filter_mask` set when filter i of the
+  // pipeline was NOT applied to `bytes` (readers then skip it for this chunk).
+  void write_chunk(std::uint64_t row0, std::uint32_t filter_mask, const void* bytes, std::size_t size);
 
  private:
   void read_rows_raw(std::uint64_t r0, std::uint64_t r1, void* out, hid_t mem_type,
@@ -125,11 +135,12 @@ class File {
   bool exists(const std::string& path) const;  // a link (group or dataset), nested paths ok
   Dataset open_dataset(const std::string& path) const;
   void create_group(const std::string& path);  // with intermediate groups
-  // A new dataset of `dims` (row-major), chunked by rows when chunk_rows > 0.
+  // A new dataset of `dims` (row-major), chunked by rows when chunk_rows > 0, with the
+  // filter pipeline [shuffle] [deflate] when `shuffle` / deflate_level > 0 (chunked only).
   template <typename T>
   Dataset create_dataset(const std::string& path, const std::vector<std::uint64_t>& dims,
-                         std::uint64_t chunk_rows = 0, int deflate_level = 0) {
-    return create_dataset_raw(path, dims, native_type<T>(), chunk_rows, deflate_level);
+                         std::uint64_t chunk_rows = 0, int deflate_level = 0, bool shuffle = false) {
+    return create_dataset_raw(path, dims, native_type<T>(), chunk_rows, deflate_level, shuffle);
   }
   template <typename T>
   void write_vector(const std::string& path, const std::vector<T>& v, std::uint64_t chunk_rows = 0) {
@@ -152,10 +163,25 @@ class File {
  private:
   File(Handle h, std::string path) : h_(std::move(h)), path_(std::move(path)) {}
   Dataset create_dataset_raw(const std::string& path, const std::vector<std::uint64_t>& dims,
-                             hid_t type, std::uint64_t chunk_rows, int deflate_level);
+                             hid_t type, std::uint64_t chunk_rows, int deflate_level, bool shuffle);
   Handle h_;
   std::string path_;
 };
+
+// One chunk encoded for Dataset::write_chunk on a dataset whose pipeline is exactly
+// [shuffle, deflate] (create_dataset with shuffle = true and deflate_level > 0).
+struct EncodedChunk {
+  std::vector<unsigned char> bytes;
+  std::uint32_t filter_mask = 0;  // bit 0: shuffle skipped, bit 1: deflate skipped
+};
+// Encodes `size` bytes of elements of `element_size` bytes the way HDF5's shuffle and
+// deflate filters would (so any HDF5 reader decodes it), choosing per chunk: deflate alone
+// or shuffle + deflate, whichever is smaller, or the raw bytes (both filters skipped) unless
+// the compressed chunk is at most `max_ratio` of the raw size. A sample of the chunk is
+// compressed first, so chunks that will not reach `max_ratio` (dense real-valued features)
+// cost a fraction of a full compression. max_ratio >= 1 always compresses.
+EncodedChunk encode_chunk(const void* data, std::size_t size, std::size_t element_size, int deflate_level,
+                          double max_ratio);
 
 // HDF5's error stack as one line (the innermost messages), for error reports.
 std::string last_error_message();

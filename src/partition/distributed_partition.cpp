@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "dpgnn/graph/dataset.h"
+#include "dpgnn/util/collective.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
 #include "dpgnn/util/integrity.h"
@@ -59,28 +60,17 @@ MPI_Datatype mpi_type<std::uint8_t>() { return MPI_UINT8_T; }
 template <>
 MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 
-// Runs `fn` on every rank. An error every rank meets alike (a bad option, a missing or
-// malformed dataset) becomes one CollectiveError reported by rank 0; an error on some ranks
-// only is rethrown there (main aborts the job, so no rank waits forever).
+// Runs `fn` on every rank (util/collective.h): an error every rank meets alike becomes one
+// CollectiveError reported by rank 0.
 template <class Fn>
 void on_every_rank(const World& w, Fn&& fn) {
-  std::exception_ptr error;
-  std::string message;
-  int code = 0;
-  std::int64_t failed = 0;
-  try {
-    fn();
-  } catch (const CollectiveError&) {
-    throw;
-  } catch (const Error& e) {
-    error = std::current_exception();
-    message = e.what();
-    code = e.exit_code();
-    failed = 1;
-  }
-  mpi_ok(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_SUM, w.comm), "MPI_Allreduce");
-  if (failed == w.size) throw CollectiveError(message, code, w.rank == 0);
-  if (error) std::rethrow_exception(error);
+  dpgnn::on_every_rank(
+      w.rank, w.size,
+      [&](std::int64_t failed) {
+        mpi_ok(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_SUM, w.comm), "MPI_Allreduce");
+        return failed;
+      },
+      std::forward<Fn>(fn));
 }
 
 std::int64_t allreduce_sum(const World& w, std::int64_t x) {

@@ -9,7 +9,7 @@ PACKAGES=(
   # toolchain
   cmake g++ make ccache pkg-config
   # libraries (LibTorch is Debian's CPU build; users on clusters point Torch_DIR elsewhere)
-  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev libmetis-dev libyaml-cpp-dev
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev libmetis-dev libptscotch-dev libbz2-dev liblzma-dev libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   libxxhash-dev zlib1g-dev libsodium-dev libmpfr-dev libgmp-dev
   # an optimised BLAS: without it LibTorch falls back to the reference BLAS (30-50x slower)

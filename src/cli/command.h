@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -22,6 +23,16 @@ inline bool launcher_rank_is_zero() {
     if (v != nullptr && *v != '\0') return std::string(v) == "0";
   }
   return true;
+}
+
+// The number of ranks the launcher started (mpirun, PMI, srun variables), read before MPI
+// is up; 1 for a plain run. `dpgnn partition` starts MPI only when it is above 1.
+inline int launcher_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return std::max(1, std::atoi(v));
+  }
+  return 1;
 }
 
 using Action = std::function<int()>;

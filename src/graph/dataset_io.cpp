@@ -214,8 +214,40 @@ struct DatasetWriter::Impl {
   integrity::BlockHasher indices_blocks{sizeof(NodeId), integrity::kBlockRows1d};
   std::unique_ptr<integrity::BlockHasher> feature_blocks;
   std::vector<std::string> label_names;
+  // Row-streamed per-node arrays (append_*): dataset, checksum table and rows written so far.
+  struct Stream {
+    std::unique_ptr<h5::Dataset> ds;
+    std::unique_ptr<integrity::BlockHasher> blocks;
+    std::uint64_t rows = 0;
+  };
+  std::map<std::string, Stream> streams;
   std::int64_t num_edges = -1, indices_written = 0, feature_rows_written = 0;
+  std::int64_t indptr_last = 0;  // the last offset appended (append_indptr)
   bool labels_done = false, masks_done = false, finished = false;
+  // Appends `rows` rows of width `width` to the streamed array `path` of `total` rows; true
+  // when it is complete (its table is then stored).
+  template <typename T>
+  bool append_stream(const std::string& path, const T* data, std::uint64_t rows, std::uint64_t width,
+                     std::uint64_t total, std::uint64_t chunk_rows, Checksum& hash) {
+    Stream& s = streams[path];
+    if (!s.ds) {
+      if (tables.count(path)) throw std::logic_error("DatasetWriter: " + path + " was already written whole");
+      std::vector<std::uint64_t> dims{total};
+      if (width != 1) dims.push_back(width);
+      s.ds = std::make_unique<h5::Dataset>(file.create_dataset<T>(path, dims, chunk_rows));
+      s.blocks = std::make_unique<integrity::BlockHasher>(width * sizeof(T),
+                                                          width == 1 ? integrity::kBlockRows1d : kFeatureChunkRows);
+    }
+    if (s.rows + rows > total) throw std::logic_error("DatasetWriter: more rows than " + path + " has");
+    if (rows > 0) s.ds->write_rows(s.rows, rows, data);
+    hash.update(data, static_cast<std::size_t>(rows * width) * sizeof(T));
+    s.blocks->update(data, rows);
+    s.rows += rows;
+    if (s.rows < total) return false;
+    tables[path] = s.blocks->finish();
+    s.ds.reset();
+    return true;
+  }
   // Compressed features: rows wait here until a whole chunk is complete, which is then
   // encoded and stored with one direct chunk write (writing part of a compressed chunk
   // would make HDF5 decode, patch and re-encode it, and leave the old copy's space behind).
@@ -356,6 +388,44 @@ void DatasetWriter::write_masks(const std::vector<std::uint8_t>& train, const st
   I.tables["/masks/val"] = integrity::table_of(val, 1, integrity::kBlockRows1d);
   I.tables["/masks/test"] = integrity::table_of(test, 1, integrity::kBlockRows1d);
   I.masks_done = true;
+}
+
+void DatasetWriter::append_indptr(const EdgeIdx* data, std::int64_t count) {
+  auto& I = *impl_;
+  const auto total = static_cast<std::uint64_t>(I.meta.num_nodes) + 1;
+  if (count > 0) I.indptr_last = data[count - 1];
+  if (!I.append_stream<std::int64_t>("/graph/indptr", data, static_cast<std::uint64_t>(count), 1, total, kIndexChunk,
+                                     I.hash.indptr))
+    return;
+  // Complete: the last offset is the number of entries; the index array can be created.
+  I.num_edges = I.indptr_last;
+  I.indices_ds = std::make_unique<h5::Dataset>(I.file.create_dataset<std::int32_t>(
+      "/graph/indices", {static_cast<std::uint64_t>(I.num_edges)}, kIndexChunk));
+}
+
+void DatasetWriter::append_labels(const std::int64_t* data, std::int64_t rows) {
+  auto& I = *impl_;
+  if (I.meta.multilabel) throw std::logic_error("DatasetWriter: multi-label datasets use append_label_rows");
+  I.labels_done = I.append_stream<std::int64_t>("/labels", data, static_cast<std::uint64_t>(rows), 1,
+                                                static_cast<std::uint64_t>(I.meta.num_nodes), kIndexChunk, I.hash.labels);
+}
+
+void DatasetWriter::append_label_rows(const std::uint8_t* data, std::int64_t rows) {
+  auto& I = *impl_;
+  if (!I.meta.multilabel) throw std::logic_error("DatasetWriter: single-label datasets use append_labels");
+  I.labels_done = I.append_stream<std::uint8_t>("/labels", data, static_cast<std::uint64_t>(rows),
+                                                static_cast<std::uint64_t>(I.meta.num_classes),
+                                                static_cast<std::uint64_t>(I.meta.num_nodes), kFeatureChunkRows,
+                                                I.hash.labels);
+}
+
+void DatasetWriter::append_mask(const std::string& name, const std::uint8_t* data, std::int64_t rows) {
+  auto& I = *impl_;
+  Checksum* hash = name == "train" ? &I.hash.train : name == "val" ? &I.hash.val : name == "test" ? &I.hash.test : nullptr;
+  if (hash == nullptr) throw std::logic_error("DatasetWriter::append_mask: no mask '" + name + "'");
+  I.append_stream<std::uint8_t>("/masks/" + name, data, static_cast<std::uint64_t>(rows), 1,
+                                static_cast<std::uint64_t>(I.meta.num_nodes), kIndexChunk, *hash);
+  I.masks_done = I.tables.count("/masks/train") && I.tables.count("/masks/val") && I.tables.count("/masks/test");
 }
 
 void DatasetWriter::write_label_names(const std::vector<std::string>& names) {

@@ -3,11 +3,13 @@
 // integrity_checksum. Shared by the writer and PartitionFile (private to src/partition).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/util/hdf5.h"
 #include "dpgnn/util/integrity.h"
 
@@ -23,6 +25,30 @@ inline const std::vector<std::string>& partition_arrays() {
 }
 
 // Digest of the group's attributes (read back from the file) and the tables.
+// The group's attributes (docs/partitioning.md); `method` as recorded ("metis", "random",
+// "ptscotch"). Shared by the single-process and the distributed writer.
+inline void write_partition_attributes(h5::File& f, const std::string& method, std::int64_t num_parts,
+                                       std::uint64_t seed, double imbalance, std::int64_t edge_cut,
+                                       std::int64_t undirected_edges, double balance_train_nodes, double balance_edges,
+                                       double balance_nodes, const std::string& dataset_checksum,
+                                       const std::string& dataset_name) {
+  const std::string& g = kPartitionGroup;
+  f.set_attr(g, "format", std::string(kPartitionFormat));
+  f.set_attr(g, "format_version", kPartitionFormatVersion);
+  f.set_attr(g, "num_parts", num_parts);
+  f.set_attr(g, "method", method);
+  f.set_attr(g, "seed", static_cast<std::int64_t>(seed));  // bit pattern of the uint64 seed
+  f.set_attr(g, "imbalance", imbalance);
+  f.set_attr(g, "edge_cut", edge_cut);
+  f.set_attr(g, "undirected_edges", undirected_edges);
+  f.set_attr(g, "balance", std::max(balance_train_nodes, balance_edges));
+  f.set_attr(g, "balance_train_nodes", balance_train_nodes);
+  f.set_attr(g, "balance_edges", balance_edges);
+  f.set_attr(g, "balance_nodes", balance_nodes);
+  f.set_attr(g, "dataset_checksum", dataset_checksum);
+  f.set_attr(g, "dataset_name", dataset_name);
+}
+
 inline std::string partition_digest(const h5::File& f, const std::map<std::string, integrity::Table>& tables) {
   const std::string& g = kPartitionGroup;
   integrity::Digest d;

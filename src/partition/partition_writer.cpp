@@ -128,6 +128,7 @@ PartitionReport partition_dataset(const std::string& dataset_path, const std::st
     throw UsageError("--out: " + out_path + " is the input dataset itself");
 
   PartitionReport rep;
+  rep.method = to_string(options.method);
   auto t = Clock::now();
   const graph::DatasetReader reader(dataset_path);
   const graph::DatasetMeta& meta = reader.meta();
@@ -194,20 +195,9 @@ PartitionReport partition_dataset(const std::string& dataset_path, const std::st
     f.write_vector<std::int64_t>(grp + "/part_edges", rep.quality.part_edges);
     f.write_vector<std::int64_t>(grp + "/part_train_nodes", rep.quality.part_train_nodes);
     const auto& q = rep.quality;
-    f.set_attr(grp, "format", std::string(kPartitionFormat));
-    f.set_attr(grp, "format_version", kPartitionFormatVersion);
-    f.set_attr(grp, "num_parts", static_cast<std::int64_t>(options.num_parts));
-    f.set_attr(grp, "method", std::string(to_string(options.method)));
-    f.set_attr(grp, "seed", static_cast<std::int64_t>(options.seed));  // bit pattern of the uint64 seed
-    f.set_attr(grp, "imbalance", options.imbalance);
-    f.set_attr(grp, "edge_cut", q.edge_cut);
-    f.set_attr(grp, "undirected_edges", q.undirected_edges);
-    f.set_attr(grp, "balance", std::max(q.balance_train_nodes, q.balance_edges));
-    f.set_attr(grp, "balance_train_nodes", q.balance_train_nodes);
-    f.set_attr(grp, "balance_edges", q.balance_edges);
-    f.set_attr(grp, "balance_nodes", q.balance_nodes);
-    f.set_attr(grp, "dataset_checksum", meta.checksum);
-    f.set_attr(grp, "dataset_name", meta.name);
+    detail::write_partition_attributes(f, to_string(options.method), options.num_parts, options.seed,
+                                       options.imbalance, q.edge_cut, q.undirected_edges, q.balance_train_nodes,
+                                       q.balance_edges, q.balance_nodes, meta.checksum, meta.name);
     // Checksum tables and the group's digest (partition_integrity.h), checked by PartitionFile.
     std::map<std::string, integrity::Table> tables;
     const auto t1 = [](const auto& v) { return integrity::table_of(v, 1, integrity::kBlockRows1d); };

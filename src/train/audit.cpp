@@ -338,7 +338,8 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
       // canaries are isolated, so they change no edge cut).
       const auto pf = partition::PartitionFile::open(cfg.data.partition);
       partition::PartitionOptions po;
-      po.method = partition::parse_method(pf.method());
+      // A PT-Scotch partition is remade with METIS here (one process): the same kind, structure-aware.
+      po.method = pf.method() == "ptscotch" ? partition::Method::metis : partition::parse_method(pf.method());
       po.num_parts = pf.num_parts();
       po.seed = pf.seed();
       po.imbalance = pf.imbalance();

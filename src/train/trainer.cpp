@@ -23,6 +23,7 @@
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/shard.h"
+#include "dpgnn/util/collective.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/system.h"
 #include "dpgnn/util/version.h"
@@ -46,30 +47,16 @@ void ensure(bool ok, int rank, const std::string& message, int code = kExitUsage
   if (!ok) throw CollectiveError(message, code, rank == 0);
 }
 
-// Runs `fn` on every rank. An error that every rank meets (a missing or malformed data file)
-// ends the job as one CollectiveError: rank 0 prints it once and every rank exits with its
-// code, without an abort banner. An error on some ranks only is rethrown there (the abort
-// path, so that no rank waits forever); the others go on to the next collective, where the
-// abort ends them.
+// Runs `fn` on every rank (util/collective.h): an error every rank meets ends the job cleanly.
 template <class Fn>
 void on_every_rank(dist::Communicator& comm, Fn&& fn) {
-  std::exception_ptr error;
-  std::string message;
-  int code = 0;
-  std::int64_t failed = 0;
-  try {
-    fn();
-  } catch (const CollectiveError&) {
-    throw;  // already thrown alike on every rank
-  } catch (const Error& e) {
-    error = std::current_exception();
-    message = e.what();
-    code = e.exit_code();
-    failed = 1;
-  }
-  comm.allreduce_sum(&failed, 1);
-  if (failed == comm.size()) throw CollectiveError(message, code, comm.rank() == 0);
-  if (error) std::rethrow_exception(error);
+  dpgnn::on_every_rank(
+      comm.rank(), comm.size(),
+      [&](std::int64_t failed) {
+        comm.allreduce_sum(&failed, 1);
+        return failed;
+      },
+      std::forward<Fn>(fn));
 }
 
 // Collective: may this run use its directory? (rank 0 decides, everyone learns the outcome)

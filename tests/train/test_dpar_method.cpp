@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "../../src/train/methods/dpar_appr.h"
+#include "../../src/train/methods/method.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/privacy/accountant.h"
 #include "dpgnn/privacy/calibration.h"
@@ -143,6 +144,15 @@ TEST(DparMethod, RefusesAMetisPartition) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = base_config({"method=dpar", "dpar.appr_nodes=10"});  // the fixture's METIS parts
   expect_refusal(cfg, tmp.file("metis"), "METIS", "a METIS partition was accepted for node-level DP");
+}
+
+// Node-level DP refuses every structure-aware partition, the distributed PT-Scotch one and
+// unknown methods included (fail closed); only structure-independent ones pass.
+TEST(DparMethod, NodeLevelPartitionRefusalFailsClosed) {
+  const Config cfg = base_config({"method=dpar"});
+  for (const char* m : {"metis", "ptscotch", "a-future-method"})
+    EXPECT_TRUE(methods::refuse_metis_for_node_level_dp(cfg, m).has_value()) << m << " was accepted for node-level DP";
+  for (const char* m : {"random", "none"}) EXPECT_FALSE(methods::refuse_metis_for_node_level_dp(cfg, m).has_value()) << m;
 }
 
 TEST(DparMethod, RefusesMoreSourcesThanTrainingNodes) {

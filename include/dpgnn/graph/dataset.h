@@ -98,6 +98,14 @@ class DatasetWriter {
   void write_masks(const std::vector<std::uint8_t>& train, const std::vector<std::uint8_t>& val,
                    const std::vector<std::uint8_t>& test);
   void write_label_names(const std::vector<std::string>& names);
+  // Row-streaming variants, for writers that never hold a whole per-node array (the
+  // distributed partition writer receives rows from other ranks in pieces). Rows go in
+  // order; indptr must be complete (all N+1 offsets) before the first index. Do not mix
+  // them with the whole-array call of the same field.
+  void append_indptr(const EdgeIdx* data, std::int64_t count);
+  void append_labels(const std::int64_t* data, std::int64_t rows);        // single-label
+  void append_label_rows(const std::uint8_t* data, std::int64_t rows);    // multi-label, [rows, C]
+  void append_mask(const std::string& name, const std::uint8_t* data, std::int64_t rows);  // train|val|test
   // Checks that every part was written completely, stores the checksum, renames the
   // temporary file to `path` and returns the checksum.
   std::string finish();

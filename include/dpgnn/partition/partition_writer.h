@@ -55,6 +55,8 @@ struct PartitionReport {
   std::string checksum;          // content checksum of the written (relabelled) dataset
   std::int64_t num_nodes = 0, num_edges = 0;
   double seconds_read = 0, seconds_assign = 0, seconds_write = 0;
+  std::string method;                       // as recorded in the file: metis, random or ptscotch
+  std::vector<std::int64_t> rank_peak_rss;  // distributed runs: peak RSS (bytes) of each rank, at rank 0
 };
 
 // Partitions `dataset_path` and writes `out_path` (via a temporary file renamed at the end;

@@ -41,10 +41,13 @@ privacy::Mechanism MethodSpec::mechanism(const Config& c, std::int64_t realised,
 std::uint64_t MethodSpec::epoch_of_step(const Config&, std::int64_t) const { return 0; }
 
 std::optional<std::string> refuse_metis_for_node_level_dp(const Config& c, const std::string& partition_method) {
-  if (partition_method != "metis") return std::nullopt;
+  // Fail closed: only the structure-independent assignments pass ("random", or "none": the
+  // dataset itself as one part); METIS, PT-Scotch ("ptscotch") and any unknown method are refused.
+  if (partition_method == "random" || partition_method == "none") return std::nullopt;
   return c.source + ": method " + c.method +
-         " gives node-level DP, where the graph structure is private; a METIS partition depends on it (DESIGN.md "
-         "5). Use `dpgnn partition --method random`.";
+         " gives node-level DP, where the graph structure is private; a " +
+         (partition_method == "metis" ? std::string("METIS") : "'" + partition_method + "'") +
+         " partition depends on it (DESIGN.md 5). Use `dpgnn partition --method random`.";
 }
 
 sampling::SamplerOptions single_node_sampler(const Config& c) {

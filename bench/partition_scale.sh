@@ -31,15 +31,11 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 TRAIN_RANKS=${TRAIN_RANKS:-4}
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-[ -x "$BIN" ] || { echo "partition_scale.sh: no dpgnn binary at $BIN" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "partition_scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+# shellcheck source=bench/user_shapes.sh
+source "$(dirname "$0")/user_shapes.sh"
+require_tools partition_scale.sh "$BIN"
 mkdir -p "$WORK"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 DPGNN_PROGRESS=0
-
-declare -A SYNTH=(
-  [reddit]="--nodes 232965 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 --inductive --train-frac 0.66 --val-frac 0.1"
-  [products]="--nodes 2449029 --avg-degree 50.5 --classes 47 --features 100 --homophily 0.8 --seed 1 --train-frac 0.08 --val-frac 0.02"
-)
 
 mpi() {
   local p=$1

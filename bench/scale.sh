@@ -32,16 +32,11 @@ EVAL_EVERY=${EVAL_EVERY:-10}
 BATCH=${BATCH:-10000}
 METHOD=${METHOD:-drw}
 
-[ -x "$BIN" ] || { echo "scale.sh: no dpgnn binary at $BIN" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+# shellcheck source=bench/user_shapes.sh
+source "$(dirname "$0")/user_shapes.sh"
+require_tools scale.sh "$BIN"
 mkdir -p "$WORK"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 DPGNN_PROGRESS=0
-
-# name: synth arguments
-declare -A SYNTH=(
-  [reddit]="--nodes 232965 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 --inductive --train-frac 0.66 --val-frac 0.1"
-  [products]="--nodes 2449029 --avg-degree 50.5 --classes 47 --features 100 --homophily 0.8 --seed 1 --train-frac 0.08 --val-frac 0.02"
-)
 
 prepare() {
   local name=$1 ds="$WORK/$1.h5" part="$WORK/$1.metis8.h5"

@@ -22,7 +22,7 @@
 #
 # Output (WORK_DIR): utility.csv, one line per run (dataset, method, epsilon, seed, test and
 # validation accuracy, epsilon spent, seconds) plus one `majority` line per dataset;
-# utility.md, the mean and range over the seeds per dataset, method and epsilon;
+# utility.md, the mean and range over the seeds, a row per method and epsilon, a column per dataset;
 # utility-recommended.md, configs/recommended.yaml against the majority class, the GCN and
 # DP-MLP (the lines of issue 25's acceptance); utility.png,
 # test accuracy against epsilon, one panel per dataset, one line per private method, the
@@ -160,11 +160,13 @@ for r in rows:
     else:
         failed[key] += 1
 datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-cols = sorted({(m, e) for (_, m, e) in acc if m not in ("majority", "gcn", "mlp")},
-              key=lambda c: (c[0], float(c[1])))
-head = ["dataset", "majority", "GCN", "MLP"] + ["%s eps %s" % c for c in cols]
-print("| " + " | ".join(head) + " |")
-print("|" + "---|" * len(head))
+# One row per method and epsilon (the baselines first), one column per dataset.
+private = sorted({(m, e) for (_, m, e) in list(acc) + list(failed) if m not in ("majority", "gcn", "mlp")},
+                 key=lambda c: (c[0], float(c[1])))
+lines = [("majority class", "majority", ""), ("GCN (non-private)", "gcn", ""), ("MLP (non-private)", "mlp", "")]
+lines += [("%s eps %s" % (m, e), m, e) for (m, e) in private]
+print("| method | " + " | ".join(datasets) + " |")
+print("|" + "---|" * (len(datasets) + 1))
 def cell(key):
     v = acc.get(key)
     if not v:
@@ -173,9 +175,8 @@ def cell(key):
     if len(v) > 1:
         s += " (%.3f-%.3f, n=%d)" % (min(v), max(v), len(v))
     return s + (" + %d failed" % failed[key] if failed.get(key) else "")
-for ds in datasets:
-    print("| " + " | ".join([ds, cell((ds, "majority", "")), cell((ds, "gcn", "")), cell((ds, "mlp", ""))] +
-                            [cell((ds, m, e)) for (m, e) in cols]) + " |")
+for label, m, e in lines:
+    print("| " + " | ".join([label] + [cell((ds, m, e)) for ds in datasets]) + " |")
 EOF
 cat "$work/utility.md"
 

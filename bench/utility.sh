@@ -217,10 +217,13 @@ for r in rows:
         acc[(r["dataset"], r["method"], r["epsilon"])].append(float(r["test_accuracy"]))
 datasets = list(dict.fromkeys(r["dataset"] for r in rows))
 fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.6), squeeze=False)
+# One colour per method across the panels (a panel may lack some methods).
+colour = {m: "C%d" % i for i, m in enumerate(sorted({m for (_, m, e) in acc if e}))}
 for ax, ds in zip(axes[0], datasets):
     for m in sorted({m for (d, m, e) in acc if d == ds and e}):
         keys = sorted((k for k in acc if k[0] == ds and k[1] == m and k[2]), key=lambda k: float(k[2]))
-        ax.plot([float(k[2]) for k in keys], [sum(acc[k]) / len(acc[k]) for k in keys], marker="o", label=m)
+        ax.plot([float(k[2]) for k in keys], [sum(acc[k]) / len(acc[k]) for k in keys], marker="o", label=m,
+                color=colour[m])
     for m, style in (("gcn", "--"), ("mlp", ":"), ("majority", "-.")):
         v = acc.get((ds, m, ""))
         if v:

@@ -189,15 +189,6 @@ void move_rows(const World& w, int src, std::int64_t rows, std::int64_t width, i
   }
 }
 
-// Removes the temporary file unless released (rank 0).
-struct TempFileGuard {
-  std::string path;
-  bool armed = false;
-  ~TempFileGuard() {
-    if (armed) std::remove(path.c_str());
-  }
-};
-
 }  // namespace
 
 std::pair<std::int64_t, std::int64_t> input_block(std::int64_t num_nodes, int rank, int world_size) {
@@ -415,7 +406,7 @@ PartitionReport partition_dataset_distributed(const std::string& dataset_path, c
     for (int p = 0; p < K; ++p)
       for (int r = 0; r < w.size; ++r) fn(p, r, counts[static_cast<std::size_t>(r) * K + p]);
   };
-  TempFileGuard tmp{out_path + ".partial-" + std::to_string(::getpid())};
+  detail::TempFileGuard tmp{out_path + ".partial-" + std::to_string(::getpid()), /*armed=*/false};
   std::optional<graph::DatasetWriter> writer;
   on_every_rank(w, [&] {
     if (w.rank != 0) return;
@@ -534,23 +525,9 @@ PartitionReport partition_dataset_distributed(const std::string& dataset_path, c
   if (w.rank == 0) {
     n2o_ds.reset();
     part_ds.reset();
-    f->write_vector<std::int64_t>(grp + "/part_offsets", part_offsets);
-    f->write_vector<std::int64_t>(grp + "/part_nodes", q.part_nodes);
-    f->write_vector<std::int64_t>(grp + "/part_edges", q.part_edges);
-    f->write_vector<std::int64_t>(grp + "/part_train_nodes", q.part_train_nodes);
-    detail::write_partition_attributes(*f, kPtScotchMethod, K, options.seed, options.imbalance, q.edge_cut,
-                                       q.undirected_edges, q.balance_train_nodes, q.balance_edges, q.balance_nodes,
-                                       meta.checksum, meta.name);
-    std::map<std::string, integrity::Table> tables;
-    const auto t1 = [](const auto& v) { return integrity::table_of(v, 1, integrity::kBlockRows1d); };
-    tables["/partition/part_of"] = part_hash->finish();
-    tables["/partition/new_to_old"] = n2o_hash->finish();
-    tables["/partition/part_offsets"] = t1(part_offsets);
-    tables["/partition/part_nodes"] = t1(q.part_nodes);
-    tables["/partition/part_edges"] = t1(q.part_edges);
-    tables["/partition/part_train_nodes"] = t1(q.part_train_nodes);
-    for (const auto& [path, table] : tables) integrity::write_table(*f, path, table);
-    f->set_attr(grp, "integrity_checksum", detail::partition_digest(*f, tables));
+    detail::finish_partition_group(*f, kPtScotchMethod, options, q, part_offsets, meta.checksum, meta.name,
+                                   {{"/partition/part_of", part_hash->finish()},
+                                    {"/partition/new_to_old", n2o_hash->finish()}});
     f->close();
     std::error_code ec;
     fs::rename(tmp.path, out_path, ec);

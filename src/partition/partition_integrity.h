@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,5 +61,40 @@ inline std::string partition_digest(const h5::File& f, const std::map<std::strin
   for (const auto& a : partition_arrays()) d.add(a, tables.at(a));
   return d.hex();
 }
+
+// Completes the /partition group of `f` (already created, with part_of and new_to_old
+// written): the small per-part arrays and their checksum tables, the tables of every array
+// (`tables` holds those of part_of and new_to_old, which the caller wrote whole or
+// streamed), the attributes and the digest. Shared by the single-process and the distributed
+// writer, so that both files verify alike.
+inline void finish_partition_group(h5::File& f, const std::string& method, const PartitionOptions& options,
+                                   const PartitionQuality& q, const std::vector<std::int64_t>& part_offsets,
+                                   const std::string& dataset_checksum, const std::string& dataset_name,
+                                   std::map<std::string, integrity::Table> tables) {
+  const std::string& g = kPartitionGroup;
+  const std::pair<const char*, const std::vector<std::int64_t>*> small[] = {{"/part_offsets", &part_offsets},
+                                                                            {"/part_nodes", &q.part_nodes},
+                                                                            {"/part_edges", &q.part_edges},
+                                                                            {"/part_train_nodes", &q.part_train_nodes}};
+  for (const auto& [name, v] : small) {
+    f.write_vector<std::int64_t>(g + name, *v);
+    tables[g + name] = integrity::table_of(*v, 1, integrity::kBlockRows1d);
+  }
+  write_partition_attributes(f, method, options.num_parts, options.seed, options.imbalance, q.edge_cut,
+                             q.undirected_edges, q.balance_train_nodes, q.balance_edges, q.balance_nodes,
+                             dataset_checksum, dataset_name);
+  for (const auto& [path, table] : tables) integrity::write_table(f, path, table);
+  f.set_attr(g, "integrity_checksum", partition_digest(f, tables));
+}
+
+// Removes a partition file's temporary name when the write does not complete (armed until
+// the finished file is renamed into place).
+struct TempFileGuard {
+  std::string path;
+  bool armed = true;
+  ~TempFileGuard() {
+    if (armed) std::remove(path.c_str());
+  }
+};
 
 }  // namespace dpgnn::partition::detail

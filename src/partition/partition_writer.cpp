@@ -29,15 +29,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // Rows of the relabelled CSR are produced in blocks of about this many entries.
 constexpr std::int64_t kIndexBlockEntries = 1 << 22;
 
-// Removes the temporary file unless released.
-struct TempFileGuard {
-  std::string path;
-  bool armed = true;
-  ~TempFileGuard() {
-    if (armed) std::remove(path.c_str());
-  }
-};
-
 template <typename T>
 std::vector<T> permute_rows(const std::vector<T>& x, const std::vector<std::int64_t>& new_to_old, std::int64_t width) {
   std::vector<T> out(x.size());
@@ -164,7 +155,7 @@ PartitionReport partition_dataset(const std::string& dataset_path, const std::st
   const Relabelling r = make_relabelling(part_of, options.num_parts);
 
   // The relabelled dataset, written complete under a temporary name.
-  TempFileGuard tmp{out_path + ".partial-" + std::to_string(::getpid())};
+  detail::TempFileGuard tmp{out_path + ".partial-" + std::to_string(::getpid())};
   graph::DatasetMeta out_meta = meta;
   out_meta.source = "partition of " + (meta.source.empty() ? meta.name : meta.source) + " into " +
                     std::to_string(options.num_parts) + " parts (" + to_string(options.method) + ", seed " +
@@ -190,25 +181,10 @@ PartitionReport partition_dataset(const std::string& dataset_path, const std::st
     f.create_group(grp);
     f.write_vector<std::int32_t>(grp + "/part_of", part_of);
     f.write_vector<std::int64_t>(grp + "/new_to_old", r.new_to_old);
-    f.write_vector<std::int64_t>(grp + "/part_offsets", r.part_offsets);
-    f.write_vector<std::int64_t>(grp + "/part_nodes", rep.quality.part_nodes);
-    f.write_vector<std::int64_t>(grp + "/part_edges", rep.quality.part_edges);
-    f.write_vector<std::int64_t>(grp + "/part_train_nodes", rep.quality.part_train_nodes);
-    const auto& q = rep.quality;
-    detail::write_partition_attributes(f, to_string(options.method), options.num_parts, options.seed,
-                                       options.imbalance, q.edge_cut, q.undirected_edges, q.balance_train_nodes,
-                                       q.balance_edges, q.balance_nodes, meta.checksum, meta.name);
-    // Checksum tables and the group's digest (partition_integrity.h), checked by PartitionFile.
-    std::map<std::string, integrity::Table> tables;
-    const auto t1 = [](const auto& v) { return integrity::table_of(v, 1, integrity::kBlockRows1d); };
-    tables["/partition/part_of"] = t1(part_of);
-    tables["/partition/new_to_old"] = t1(r.new_to_old);
-    tables["/partition/part_offsets"] = t1(r.part_offsets);
-    tables["/partition/part_nodes"] = t1(rep.quality.part_nodes);
-    tables["/partition/part_edges"] = t1(rep.quality.part_edges);
-    tables["/partition/part_train_nodes"] = t1(rep.quality.part_train_nodes);
-    for (const auto& [path, t] : tables) integrity::write_table(f, path, t);
-    f.set_attr(grp, "integrity_checksum", detail::partition_digest(f, tables));
+    detail::finish_partition_group(f, to_string(options.method), options, rep.quality, r.part_offsets, meta.checksum,
+                                   meta.name,
+                                   {{"/partition/part_of", integrity::table_of(part_of, 1, integrity::kBlockRows1d)},
+                                    {"/partition/new_to_old", integrity::table_of(r.new_to_old, 1, integrity::kBlockRows1d)}});
     f.close();
   }
   fs::rename(tmp.path, out_path, ec);

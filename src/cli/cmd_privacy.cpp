@@ -89,6 +89,7 @@ std::string neighbouring_relation(pv::Scheme s) {
     case pv::Scheme::kGaussian: return "add/remove";
     case pv::Scheme::kExponential: return "any, with utility sensitivity Delta";
     case pv::Scheme::kLaplace: return "any, with sensitivity Delta";
+    case pv::Scheme::kRandomizedResponse: return "replace-one (one unit's value)";
   }
   return "";
 }
@@ -101,7 +102,8 @@ std::string sensitivity_text(pv::Scheme s) {
     case pv::Scheme::kPoisson:
     case pv::Scheme::kGaussian: return "C";
     case pv::Scheme::kExponential:
-    case pv::Scheme::kLaplace: return "Delta";
+    case pv::Scheme::kLaplace:
+    case pv::Scheme::kRandomizedResponse: return "Delta";
   }
   return "";
 }
@@ -110,6 +112,7 @@ std::string sensitivity_text(pv::Scheme s) {
 std::string noise_name(pv::Scheme s) {
   if (s == pv::Scheme::kExponential) return "Gumbel scale";
   if (s == pv::Scheme::kLaplace) return "Laplace scale";
+  if (s == pv::Scheme::kRandomizedResponse) return "1/epsilon";
   return "sigma";
 }
 
@@ -144,6 +147,9 @@ pv::Mechanism mechanism_from(const PrivacyOptions& o) {
   };
   if (scheme != pv::Scheme::kGroupWor) forbid(o.group_size.has_value(), "--group-size", s);
   switch (scheme) {
+    case pv::Scheme::kRandomizedResponse:
+      throw UsageError("privacy: --scheme rr (randomized response, DPAR's label release) is read from a run's "
+                       "ledger only: use dpgnn privacy --ledger RUN/ledger.jsonl");
     case pv::Scheme::kGaussian:
     case pv::Scheme::kExponential:
     case pv::Scheme::kLaplace:

@@ -67,6 +67,7 @@ std::string scheme_name(Scheme scheme) {
     case Scheme::kExponential: return "exponential";
     case Scheme::kLaplace: return "laplace";
     case Scheme::kGroupWor: return "groupwor";
+    case Scheme::kRandomizedResponse: return "rr";
   }
   throw std::logic_error("scheme_name: unknown scheme");
 }
@@ -79,8 +80,9 @@ Scheme parse_scheme(const std::string& name) {
   if (name == "exponential") return Scheme::kExponential;
   if (name == "laplace") return Scheme::kLaplace;
   if (name == "groupwor") return Scheme::kGroupWor;
+  if (name == "rr") return Scheme::kRandomizedResponse;
   throw std::invalid_argument(
-      "scheme must be one of gaussian, wor, poisson, dpgnn, exponential, laplace, groupwor; "
+      "scheme must be one of gaussian, wor, poisson, dpgnn, exponential, laplace, groupwor, rr; "
       "got '" + name + "'");
 }
 
@@ -193,6 +195,14 @@ Mechanism Mechanism::exponential(double noise_multiplier) { return unsampled(Sch
 
 Mechanism Mechanism::laplace(double noise_multiplier) { return unsampled(Scheme::kLaplace, noise_multiplier); }
 
+Mechanism Mechanism::randomized_response(std::int64_t categories, double noise_multiplier) {
+  if (categories < 2)
+    throw std::invalid_argument("rr: categories (k) must be >= 2, got " + std::to_string(categories));
+  Mechanism m = unsampled(Scheme::kRandomizedResponse, noise_multiplier);
+  m.categories = categories;
+  return m;
+}
+
 Mechanism Mechanism::with_noise_multiplier(double noise_multiplier) const {
   check_noise(noise_multiplier);
   Mechanism m = *this;
@@ -224,6 +234,7 @@ std::string Mechanism::to_string() const {
       s += " n=" + std::to_string(dataset_size) + " m=" + std::to_string(batch_size) +
            " g=" + std::to_string(group_bound);
       break;
+    case Scheme::kRandomizedResponse: s += " k=" + std::to_string(categories); break;
   }
   return s + " z=" + fmt_double(noise_multiplier);
 }
@@ -253,6 +264,7 @@ Mechanism Mechanism::parse(const std::string& text) {
     case Scheme::kExponential:
     case Scheme::kLaplace: expected = {"z"}; break;
     case Scheme::kGroupWor: expected = {"g", "m", "n", "z"}; break;
+    case Scheme::kRandomizedResponse: expected = {"k", "z"}; break;
   }
   std::vector<std::string> got;
   for (const auto& [k, v] : kv) got.push_back(k);
@@ -277,6 +289,7 @@ Mechanism Mechanism::parse(const std::string& text) {
     case Scheme::kGroupWor:
       return group_wor(parse_int_exact("n", kv["n"]), parse_int_exact("m", kv["m"]),
                        parse_int_exact("g", kv["g"]), z);
+    case Scheme::kRandomizedResponse: return randomized_response(parse_int_exact("k", kv["k"]), z);
   }
   throw std::logic_error("Mechanism::parse: unknown scheme");
 }
@@ -285,14 +298,14 @@ bool Mechanism::operator==(const Mechanism& o) const {
   return scheme == o.scheme && noise_multiplier == o.noise_multiplier &&
          dataset_size == o.dataset_size && batch_size == o.batch_size &&
          sampling_rate == o.sampling_rate && max_degree == o.max_degree && layers == o.layers &&
-         group_bound == o.group_bound;
+         group_bound == o.group_bound && categories == o.categories;
 }
 
 bool Mechanism::operator<(const Mechanism& o) const {
   return std::tie(scheme, noise_multiplier, dataset_size, batch_size, sampling_rate, max_degree,
-                  layers, group_bound) < std::tie(o.scheme, o.noise_multiplier, o.dataset_size,
-                                                  o.batch_size, o.sampling_rate, o.max_degree,
-                                                  o.layers, o.group_bound);
+                  layers, group_bound, categories) < std::tie(o.scheme, o.noise_multiplier, o.dataset_size,
+                                                              o.batch_size, o.sampling_rate, o.max_degree,
+                                                              o.layers, o.group_bound, o.categories);
 }
 
 }  // namespace dpgnn::privacy

@@ -22,6 +22,7 @@ double sensitivity(Scheme scheme, double clip, std::int64_t group_size) {
     case Scheme::kGaussian: return clip;  // add/remove: |g| <= C
     case Scheme::kExponential:
     case Scheme::kLaplace:
+    case Scheme::kRandomizedResponse:
       // `clip` is the sensitivity Delta itself: of each utility (exponential mechanism,
       // Gumbel scale beta = z Delta) or of the coordinate (Laplace scale b = z Delta).
       return clip;

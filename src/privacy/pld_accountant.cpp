@@ -51,7 +51,8 @@ std::pair<MixturePair, MixturePair> pairs_of(const Mechanism& m) {
       const MixturePair l{PairKind::kLaplace, 1.0, mu};
       return {l, l};
     }
-    case Scheme::kExponential: break;
+    case Scheme::kExponential:
+    case Scheme::kRandomizedResponse: break;
   }
   throw std::invalid_argument("no privacy loss distribution for scheme " + scheme_name(m.scheme) +
                               " (accounted by RDP)");
@@ -143,7 +144,8 @@ double worst_direction(const std::vector<AccountantEvent>& events, const PldOpti
 
 }  // namespace
 
-bool has_pld(Scheme scheme) { return scheme != Scheme::kExponential; }
+// Exponential and randomized response have no pair here: a history with either is accounted by RDP.
+bool has_pld(Scheme scheme) { return scheme != Scheme::kExponential && scheme != Scheme::kRandomizedResponse; }
 
 bool has_pld(const std::vector<AccountantEvent>& events) {
   return std::all_of(events.begin(), events.end(), [](const AccountantEvent& e) { return has_pld(e.mechanism.scheme); });

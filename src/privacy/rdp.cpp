@@ -84,6 +84,8 @@ std::vector<double> rdp_per_step(const Mechanism& m, const std::vector<double>& 
     }
     case Scheme::kExponential: return rdp_exponential(m.noise_multiplier, orders);
     case Scheme::kLaplace: return rdp_laplace(m.noise_multiplier, orders);
+    case Scheme::kRandomizedResponse:
+      return rdp_randomized_response(m.categories, m.noise_multiplier, orders);
   }
   throw std::logic_error("rdp_per_step: unknown scheme");
 }

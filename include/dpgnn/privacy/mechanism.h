@@ -22,7 +22,15 @@
 //              events. eps-bounded range with eps = 2 / z (Dong, Durfee & Rogers 2020).
 //   kLaplace   the Laplace mechanism on ONE coordinate of sensitivity Delta with scale b,
 //              z = b / Delta (Mironov 2017, Proposition 6 / Table II).
-// Exponential and Laplace are not DP-SGD steps: they are the pre-training releases of
+//   kRandomizedResponse  k-ary randomized response on ONE categorical value (Warner 1965;
+//              Kairouz, Oh & Viswanath 2016, "Extremal Mechanisms for Local Differential
+//              Privacy", JMLR, the k-RR mechanism): the true value with probability
+//              e^eps / (e^eps + k - 1), each other value with 1 / (e^eps + k - 1); z = 1 / eps
+//              (the Gumbel-max scale over indicator utilities of sensitivity 1). Its exact RDP
+//              is Mironov 2017 Table II's randomized-response row for k outputs (rdp_rr.cpp).
+//              One event covers a release of many values when each privacy unit holds one of
+//              them (DPAR's released training labels: a node is one label).
+// Exponential, Laplace and randomized response are not DP-SGD steps: they are the pre-training releases of
 // two-stage methods such as DPAR (Zhang et al., Algorithm 1), composed with the SGD steps by
 // adding RDP (Mironov 2017, Proposition 1).
 // A Mechanism is a validated value: the factories throw std::invalid_argument naming the
@@ -35,9 +43,9 @@
 namespace dpgnn::privacy {
 
 // New schemes are appended (the order is part of Mechanism::operator<, used by caches only).
-enum class Scheme { kGaussian, kWor, kPoisson, kDpGnn, kExponential, kLaplace, kGroupWor };
+enum class Scheme { kGaussian, kWor, kPoisson, kDpGnn, kExponential, kLaplace, kGroupWor, kRandomizedResponse };
 
-// "gaussian", "wor", "poisson", "dpgnn", "exponential", "laplace", "groupwor".
+// "gaussian", "wor", "poisson", "dpgnn", "exponential", "laplace", "groupwor", "rr".
 std::string scheme_name(Scheme scheme);
 // Inverse of scheme_name; throws std::invalid_argument for an unknown name.
 Scheme parse_scheme(const std::string& name);
@@ -56,6 +64,7 @@ struct Mechanism {
   std::int64_t max_degree = 0;      // K (kDpGnn); 0 otherwise
   std::int64_t layers = 0;          // r (kDpGnn); 0 otherwise
   std::int64_t group_bound = 0;     // g (kGroupWor); 0 otherwise
+  std::int64_t categories = 0;      // k, the number of values (kRandomizedResponse); 0 otherwise
 
   static Mechanism gaussian(double noise_multiplier);
   static Mechanism wor(std::int64_t dataset_size, std::int64_t batch_size,
@@ -70,6 +79,8 @@ struct Mechanism {
   static Mechanism exponential(double noise_multiplier);
   // One Laplace-noised coordinate, z = Laplace scale / sensitivity.
   static Mechanism laplace(double noise_multiplier);
+  // k-ary randomized response at eps = 1 / z: k >= 2.
+  static Mechanism randomized_response(std::int64_t categories, double noise_multiplier);
 
   // The same sampling with another noise multiplier (used by calibration).
   Mechanism with_noise_multiplier(double noise_multiplier) const;
@@ -78,7 +89,7 @@ struct Mechanism {
 
   // Compact, exact text form: "wor n=1000 m=10 z=1.0000000000000000" (doubles with %.17g,
   // so parse(to_string()) == *this bit for bit); "groupwor n=1000 m=10 g=5 z=1",
-  // "exponential z=2", "laplace z=2". parse throws std::invalid_argument.
+  // "exponential z=2", "laplace z=2", "rr k=7 z=0.25". parse throws std::invalid_argument.
   std::string to_string() const;
   static Mechanism parse(const std::string& text);
 

@@ -50,6 +50,12 @@ std::vector<double> rdp_exponential(double noise_multiplier, const std::vector<d
 // e^{-alpha/z}), exact; <= 1/z (its value at alpha = infinity).
 std::vector<double> rdp_laplace(double noise_multiplier, const std::vector<double>& orders);
 
+// k-ary randomized response at eps = 1 / z (rdp_rr.cpp; Mironov 2017 Table II, k outputs):
+// 1/(alpha-1) [ln(e^{alpha eps} + e^{-(alpha-1) eps} + k - 2) - ln(e^eps + k - 1)], exact;
+// <= eps (its value at alpha = infinity).
+std::vector<double> rdp_randomized_response(std::int64_t categories, double noise_multiplier,
+                                            const std::vector<double>& orders);
+
 // Dispatch on the mechanism's scheme (kGroupWor: rdp_dpgnn with group size g).
 std::vector<double> rdp_per_step(const Mechanism& mechanism, const std::vector<double>& orders);
 

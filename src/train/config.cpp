@@ -212,6 +212,12 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("dpar.graph_sampling_rate", dpar.graph_sampling_rate, double, "number",
                 "q' in (0, 1]: train on a hidden uniform sample of round(q' x training nodes), the printed epsilon "
                 "amplified by it (Zhang et al. Sec. 3.2; paper: 0.09); 1 = the whole training graph"),
+      DPGNN_NUM("dpar.label_fraction", dpar.label_fraction, double, "number",
+                "share of privacy.target_epsilon for releasing the training labels by k-ary randomized response, "
+                "used at inference beside the model's predictions, in [0, 1); 0 = no release (not in the paper)"),
+      DPGNN_NUM("dpar.label_min_epsilon", dpar.label_min_epsilon, double, "number",
+                "the label release is made only when label_fraction x target_epsilon is at least this, >= 0 "
+                "(below it the released labels are mostly noise and DP-SGD gets the whole budget)"),
   };
   return f;
 }
@@ -395,6 +401,14 @@ void validate(const Config& c) {
   require(d.propagation_steps >= 0, f, "dpar.propagation_steps", "must be >= 0");
   require(std::isfinite(d.graph_sampling_rate) && d.graph_sampling_rate > 0 && d.graph_sampling_rate <= 1, f,
           "dpar.graph_sampling_rate", "must be in (0, 1]");
+  require(std::isfinite(d.label_fraction) && d.label_fraction >= 0 && d.label_fraction < 1, f, "dpar.label_fraction",
+          "must be in [0, 1)");
+  require(d.appr_fraction + d.label_fraction < 1, f, "dpar.label_fraction",
+          "plus dpar.appr_fraction must be < 1 (DP-SGD needs a share of the budget)");
+  require(std::isfinite(d.label_min_epsilon) && d.label_min_epsilon >= 0, f, "dpar.label_min_epsilon", "must be >= 0");
+  require(d.label_fraction == 0 || d.graph_sampling_rate >= 1, f, "dpar.label_fraction",
+          "cannot be combined with dpar.graph_sampling_rate < 1 (the labels of every training node would be "
+          "released, outside the hidden sample that amplifies the epsilon)");
 }
 
 // The method named by the file or the last --set method=..., for the method defaults.

@@ -132,7 +132,21 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
   at::Tensor h = x_.to(model.dtype());
   const model::Gnn::HaloExchange halo = [this](const at::Tensor& t) { return exchange(t); };
   for (int l = 0; l < model.num_layers(); ++l) h = model.layer_forward_csr(l, h, adj_, degrees_, halo);
-  if (propagation_steps_ == 0) return h;
+  const bool evidence = categories_ > 0;
+  if (evidence) {
+    // Bayes' rule on the rows with a released label: prior (the model's softmax) times the
+    // k-RR likelihood, renormalised; the propagation below then works on probabilities.
+    h = torch::softmax(h, 1);
+    if (evidence_rows_.numel() > 0) {
+      const double other = (1.0 - keep_probability_) / static_cast<double>(categories_ - 1);
+      at::Tensor like = torch::full({evidence_rows_.size(0), h.size(1)}, other, h.options());
+      like.scatter_(1, evidence_labels_.unsqueeze(1), keep_probability_);
+      at::Tensor post = h.index_select(0, evidence_rows_).mul_(like);
+      post.div_(post.sum(1, true));
+      h.index_copy_(0, evidence_rows_, post);
+    }
+  }
+  if (propagation_steps_ == 0) return evidence ? torch::log(h.clamp_min(1e-30)) : h;
   // D^{-1} over the local rows; an isolated node keeps alpha H (its argmax is unchanged).
   const std::int64_t n_local = adj_.num_rows;
   const at::Tensor deg = degrees_.narrow(0, 0, n_local);
@@ -142,7 +156,26 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
   for (int p = 0; p < propagation_steps_; ++p) {
     z = model::csr_spmm(adj_, z, exchange(z), at::Tensor(), inv_deg).mul_(1.0 - propagation_alpha_).add_(H, propagation_alpha_);
   }
-  return z;
+  return evidence ? torch::log(z.clamp_min(1e-30)) : z;
+}
+
+void Evaluator::set_label_evidence(std::int64_t categories, double keep_probability,
+                                   const std::vector<std::int64_t>& nodes, const std::vector<std::int64_t>& labels) {
+  if (categories < 2 || !(keep_probability > 0 && keep_probability < 1) || nodes.size() != labels.size())
+    throw Error("Evaluator::set_label_evidence: needs >= 2 categories, a keep probability in (0, 1) and one label per node",
+                kExitInternal);
+  std::vector<std::int64_t> rows, ys;
+  for (std::int64_t i = 0; i < shard_.num_local(); ++i) {
+    const auto it = std::lower_bound(nodes.begin(), nodes.end(), shard_.new_to_old[i]);
+    if (it == nodes.end() || *it != shard_.new_to_old[i]) continue;
+    rows.push_back(i);
+    ys.push_back(labels[static_cast<std::size_t>(it - nodes.begin())]);
+  }
+  const auto n = static_cast<std::int64_t>(rows.size());
+  evidence_rows_ = torch::from_blob(rows.data(), {n}, torch::kInt64).clone().to(device_);
+  evidence_labels_ = torch::from_blob(ys.data(), {n}, torch::kInt64).clone().to(device_);
+  keep_probability_ = keep_probability;
+  categories_ = categories;
 }
 
 void Evaluator::set_propagation(int steps, double alpha) {

@@ -46,6 +46,13 @@ class Evaluator {
   // Z <- (1 - alpha) D^{-1} A Z + alpha H over the evaluation graph, one halo exchange each.
   // 0 steps (the default) = the model's outputs as they are.
   void set_propagation(int steps, double alpha);
+  // Released training labels as evidence (DPAR's label release, methods/dpar_labels.h): a
+  // node in `nodes` (dataset ids, sorted) with released label y gets the model's class
+  // probabilities times the likelihood of y under k-RR with keep probability q (q at y,
+  // (1 - q) / (k - 1) elsewhere), renormalised (Bayes' rule); the power iteration then spreads
+  // probabilities, not logits, and logits() returns their logarithm.
+  void set_label_evidence(std::int64_t categories, double keep_probability, const std::vector<std::int64_t>& nodes,
+                          const std::vector<std::int64_t>& labels);
 
  private:
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
@@ -62,6 +69,9 @@ class Evaluator {
   std::int64_t n_halo_ = 0;
   int propagation_steps_ = 0;
   double propagation_alpha_ = 0.0;
+  at::Tensor evidence_rows_, evidence_labels_;  // local rows with a released label, and the label
+  double keep_probability_ = 0.0;
+  std::int64_t categories_ = 0;
 };
 
 }  // namespace dpgnn::train

@@ -14,7 +14,9 @@
 #include "feature_norm.h"
 #include "dpgnn/util/hdf5.h"
 #include "evaluator.h"
+#include "methods/dpar_labels.h"
 #include "methods/method.h"
+#include "run_directory.h"
 
 namespace dpgnn::train {
 namespace fs = std::filesystem;
@@ -42,6 +44,18 @@ void load_parameters(const std::string& path, model::Gnn& net) {
     std::copy(v.begin(), v.end(), flat.data_ptr<float>() + offsets[i]);
   }
   net.unflatten(flat.to(net.device(), net.dtype()));
+}
+
+// The run's released training labels (DPAR's label release), read back from the run directory
+// and checked against the digest its ledger records; nothing when the ledger records none.
+std::optional<methods::ReleasedLabels> stored_labels(const fs::path& run) {
+  const RunDirectory dir(run);
+  const fs::path ledger_path = dir.paths().ledger();
+  if (!fs::exists(ledger_path)) return std::nullopt;
+  const Ledger ledger = read_ledger_file(ledger_path.string());
+  for (const auto& r : ledger.releases)
+    if (r.name == methods::kLabelReleaseName) return methods::parse_labels(dir.read_release(r), (run / r.file).string());
+  return std::nullopt;
 }
 
 }  // namespace
@@ -77,6 +91,8 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   // The method's inference post-processing (DPAR: the power iteration), as in training.
   if (const int steps = methods::method_spec(cfg.method_enum()).propagation_steps(cfg); steps > 0)
     evaluator.set_propagation(steps, cfg.dpar.alpha);
+  if (const auto labels = stored_labels(run))
+    evaluator.set_label_evidence(labels->categories, labels->keep_probability, labels->nodes, labels->labels);
   const at::Tensor logits = evaluator.logits(net).to(torch::kCPU, torch::kFloat32).contiguous();
   const at::Tensor pred = net.predict(logits).contiguous();
   const EvalResult m = evaluator.metrics(pred);

@@ -1,5 +1,6 @@
 #include "privacy_plan.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,12 +17,14 @@
 #include "subgraph_epochs.h"
 
 namespace dpgnn::train {
-PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, int rank)
+PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, const graph::DatasetMeta& meta, int rank)
     : cfg_(cfg),
       spec_(spec),
+      meta_(meta),
       rank_(rank),
       private_(spec.is_private()),
-      release_(spec.is_private() ? spec.pre_training_release() : nullptr),
+      releases_(spec.is_private() ? spec.pre_training_releases(cfg)
+                                  : std::vector<const methods::PreTrainingRelease*>{}),
       conversion_(cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle),
       kind_(privacy::parse_accountant(cfg.privacy.accountant)) {}
 
@@ -52,27 +55,37 @@ double PrivacyPlan::calibrate_steps_noise(const SubgraphEpochs& epochs) const {
 
 void PrivacyPlan::calibrate(const SubgraphEpochs& epochs) {
   if (!private_) return;
-  outer_subsample_ = release_ ? release_->outer_subsample(cfg_, epochs.total_train()) : std::nullopt;
+  // Only DP-APPR knows a graph sample (the label release refuses one: config.cpp).
+  outer_subsample_.reset();
+  for (const auto* r : releases_)
+    if (auto sub = r->outer_subsample(cfg_, epochs.total_train())) outer_subsample_ = sub;
   ensure(epochs.m() <= epochs.population(),
          cfg_.source + ": key 'train.batch_size' (" + std::to_string(epochs.m()) +
              ") exceeds the worst-case population M_min = " + std::to_string(epochs.population()));
   const auto refusal = spec_.check_privacy(cfg_, epochs.M());
   ensure(!refusal, refusal.value_or(""));
-  if (release_) {
-    // The release alone spends its share of the target; the steps are calibrated after it.
+  release_z_.clear();
+  events_of_.clear();
+  release_events_.clear();
+  for (const auto* r : releases_) {
+    const auto why = r->refusal(cfg_, meta_);
+    ensure(!why, why.value_or(""));
+    // Each release alone spends its share of the target; the steps are calibrated after all.
     privacy::CalibrationOptions co;
     co.conversion = conversion_;
     co.accountant = kind_;
     co.subsample = outer_subsample_;
+    double z = 0.0;
     try {
-      release_z_ = privacy::calibrate_events([&](double s) { return release_->events(cfg_, s); },
-                                             release_->budget_fraction(cfg_) * cfg_.privacy.target_epsilon,
-                                             cfg_.privacy.delta, co)
-                       .noise_multiplier;
+      z = privacy::calibrate_events([&](double s) { return r->events(cfg_, meta_, s); },
+                                    r->budget_fraction(cfg_) * cfg_.privacy.target_epsilon, cfg_.privacy.delta, co)
+              .noise_multiplier;
     } catch (const std::invalid_argument& e) {
-      ensure(false, cfg_.source + ": cannot calibrate the pre-training release: " + e.what());
+      ensure(false, cfg_.source + ": cannot calibrate the pre-training release " + r->name() + ": " + e.what());
     }
-    release_events_ = release_->events(cfg_, release_z_);
+    release_z_.push_back(z);
+    events_of_.push_back(r->events(cfg_, meta_, z));
+    release_events_.insert(release_events_.end(), events_of_.back().begin(), events_of_.back().end());
   }
   z_ = calibrate_steps_noise(epochs);
   mech_ = mechanism_for(epochs, z_);
@@ -115,12 +128,11 @@ void PrivacyPlan::open_ledger(const std::string& path, const std::optional<Ledge
   ledger_ = std::make_unique<LedgerWriter>(path);
 }
 
-methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, const partition::PartitionFile& pf,
-                                                         const partition::Shard& shard, dist::Communicator& comm,
-                                                         const Secret& batch_secret, const RunDirectory* dir,
-                                                         const std::optional<Ledger>& ledger, SubgraphEpochs& epochs) {
-  methods::PreRelease p;
-  if (!release_) return p;
+methods::PreRelease PrivacyPlan::make_release(std::size_t i, const Config& cfg, const partition::PartitionFile& pf,
+                                              const partition::Shard& shard, dist::Communicator& comm,
+                                              const Secret& batch_secret, const RunDirectory* dir,
+                                              const std::optional<Ledger>& ledger) {
+  const methods::PreTrainingRelease& release = *releases_[i];
   // 0: never released; 1: recorded and stored; 2: recorded but not stored (a crash between the
   // record and the file): computed again with the SAME secret, accepted only if its digest is
   // the recorded one - the same bytes, nothing new released.
@@ -129,7 +141,7 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
   const ReleaseRecord* recorded = nullptr;
   if (rank_ == 0 && ledger)
     for (const auto& r : ledger->releases)
-      if (r.name == release_->name()) recorded = &r;
+      if (r.name == release.name()) recorded = &r;
   if (recorded) {
     if (dir->has_release(*recorded)) {
       bytes = dir->read_release(*recorded);  // checked against its digest; never recomputed
@@ -141,21 +153,21 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
   comm.broadcast(&state, 1, 0);
   if (state != 1) {
     if (state == 0) fault_point("before-release");
-    bytes = release_->compute(cfg, pf, shard, comm, batch_secret, release_z_);
+    bytes = release.compute(cfg, pf, shard, comm, batch_secret, release_z_[i]);
     if (rank_ == 0 && state == 2) {
       if (blake2b_digest(bytes) != recorded->digest || secret_fingerprint(batch_secret, "batch") != recorded->key_fingerprint)
-        throw Error("the recomputed " + release_->name() + " release does not match its ledger record", kExitInternal);
+        throw Error("the recomputed " + release.name() + " release does not match its ledger record", kExitInternal);
       dir->store_release(recorded->file, bytes);
     } else if (rank_ == 0) {
       // Write-ahead: the release is counted (one durable ledger record with its digest) before
       // it is stored or used; a crash before this line leaves nothing released.
-      for (const auto& e : release_events_) {
+      for (const auto& e : events_of_[i]) {
         accountant_->step(e.mechanism, e.count);
         rdp_shadow_->step(e.mechanism, e.count);
       }
       ReleaseRecord r;
-      r.name = release_->name();
-      r.events = release_events_;
+      r.name = release.name();
+      r.events = events_of_[i];
       r.subsample = outer_subsample_;
       r.file = RunPaths::release_file(r.name);
       r.digest = blake2b_digest(bytes);
@@ -167,10 +179,35 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
       fault_point("after-release");
     }
   } else if (rank_ == 0) {
-    spdlog::info("privacy: reusing the stored {} release recorded in the ledger", release_->name());
+    spdlog::info("privacy: reusing the stored {} release recorded in the ledger", release.name());
   }
   broadcast_text(bytes, comm);
-  p = release_->apply(cfg, bytes, pf, shard, comm, batch_secret);
+  return release.apply(cfg, bytes, pf, shard, comm, batch_secret);
+}
+
+methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, const partition::PartitionFile& pf,
+                                                         const partition::Shard& shard, dist::Communicator& comm,
+                                                         const Secret& batch_secret, const RunDirectory* dir,
+                                                         const std::optional<Ledger>& ledger, SubgraphEpochs& epochs) {
+  methods::PreRelease p;
+  if (releases_.empty()) return p;
+  std::vector<std::string> summaries;
+  for (std::size_t i = 0; i < releases_.size(); ++i) {
+    methods::PreRelease one = make_release(i, cfg, pf, shard, comm, batch_secret, dir, ledger);
+    summaries.push_back(one.summary);
+    // The releases change different things: DP-APPR the examples, the label release the
+    // evidence at inference. Their parts are combined, never overwritten.
+    if (i == 0) {
+      p = std::move(one);
+    } else {
+      p.occurrence_bound = std::max(p.occurrence_bound, one.occurrence_bound);
+      p.removed_examples.insert(p.removed_examples.end(), one.removed_examples.begin(), one.removed_examples.end());
+      std::sort(p.removed_examples.begin(), p.removed_examples.end());
+      for (auto& [row, f] : one.example_features) p.example_features.emplace(row, std::move(f));
+      if (one.in_sample) p.in_sample = std::move(one.in_sample);
+      if (one.labels) p.labels = std::move(one.labels);
+    }
+  }
   occurrence_ = p.occurrence_bound;
   epochs.restrict_to(p);
   z_ = calibrate_steps_noise(epochs);
@@ -178,9 +215,10 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
   sigma_ = privacy::noise_std(mech_, cfg_.privacy.clip_norm);
   make_grid(num_params_, epochs.m());
   if (rank_ == 0) {
-    spdlog::info("{}", p.summary);
-    spdlog::info("privacy: the release spent epsilon {:.4f} of {}; steps recalibrated after it: {} (sigma = {:.4g})",
-                 epsilon(), cfg_.privacy.target_epsilon, mech_.to_string(), sigma_);
+    for (const auto& s : summaries) spdlog::info("{}", s);
+    spdlog::info("privacy: the release{} spent epsilon {:.4f} of {}; steps recalibrated after {}: {} (sigma = {:.4g})",
+                 releases_.size() > 1 ? "s" : "", epsilon(), cfg_.privacy.target_epsilon,
+                 releases_.size() > 1 ? "them" : "it", mech_.to_string(), sigma_);
   }
   return p;
 }
@@ -261,8 +299,9 @@ std::string PrivacyPlan::describe() const {
                      "target epsilon {} at delta {}{}",
                      spec_.accountant(cfg_), mech_.dataset_size, z_, sigma_, cfg_.privacy.clip_norm,
                      cfg_.privacy.target_epsilon, cfg_.privacy.delta,
-                     release_ ? fmt::format(" (provisional: g = 1 until the release; release scale {:.4g})", release_z_)
-                              : "");
+                     releases_.empty() ? std::string()
+                                       : fmt::format(" (provisional: g = 1 until the release; release scale{} {:.4g})",
+                                                     releases_.size() > 1 ? "s" : "", fmt::join(release_z_, ", ")));
 }
 
 }  // namespace dpgnn::train

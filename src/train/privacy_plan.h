@@ -1,13 +1,14 @@
 // A run's privacy plan (DESIGN.md 2, 3, 7, 8): the mechanism of a step and its calibrated
-// noise, a pre-training release (calibrated to its share of the budget, recorded write-ahead,
+// noise, the pre-training releases (each calibrated to its share of the budget, recorded write-ahead,
 // stored, reused on resume), the discrete Gaussian's grid, and - at rank 0 - the accountant
 // and the ledger.
 //
-// Order of a run: calibrate() (release scale, then the steps with g = 1); the release
-// (release_before_training: reused from the run directory when the ledger records it, else
-// computed, recorded in ONE ledger record with its digest, stored, and only then used); the
-// steps recalibrated with the release's real occurrence bound g; then one ledger line per
-// step, durable before the step's result is used (record_step).
+// Order of a run: calibrate() (each release's scale for its own share, then the steps with
+// g = 1); the releases in order (release_before_training: each reused from the run directory
+// when the ledger records it, else computed, recorded in ONE ledger record with its digest,
+// stored, and only then used); the steps recalibrated after all of them with the real
+// occurrence bound g; then one ledger line per step, durable before the step's result is used
+// (record_step).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@ class SubgraphEpochs;
 
 class PrivacyPlan {
  public:
-  PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, int rank);
+  PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, const graph::DatasetMeta& meta, int rank);
 
   bool is_private() const { return private_; }
   // Collective-safe (every rank computes the same): the release's scale and the steps' noise.
@@ -42,7 +43,7 @@ class PrivacyPlan {
 
   // Rank 0: the accountant (rebuilt from `ledger` when resuming) and the ledger writer.
   void open_ledger(const std::string& path, const std::optional<Ledger>& ledger);
-  // Collective: the release before training (see above); empty when the method has none.
+  // Collective: the releases before training (see above); empty when the method has none.
   // `dir` is used at rank 0 only.
   methods::PreRelease release_before_training(const Config& cfg, const partition::PartitionFile& pf,
                                               const partition::Shard& shard, dist::Communicator& comm,
@@ -76,26 +77,34 @@ class PrivacyPlan {
   const NoiseGrid& grid() const { return grid_; }
   std::int64_t occurrence_bound() const { return occurrence_; }
   const std::optional<privacy::Subsample>& outer_subsample() const { return outer_subsample_; }
+  // Every release's events, in order (the accountant's history before the first step).
   const std::vector<privacy::AccountantEvent>& release_events() const { return release_events_; }
-  double release_scale() const { return release_z_; }
-  const methods::PreTrainingRelease* release() const { return release_; }
+  const std::vector<const methods::PreTrainingRelease*>& releases() const { return releases_; }
+  double release_scale(std::size_t i) const { return release_z_[i]; }
+  const std::vector<privacy::AccountantEvent>& events_of(std::size_t i) const { return events_of_[i]; }
   std::string describe() const;  // one log line
 
  private:
   double calibrate_steps_noise(const SubgraphEpochs& epochs) const;
   privacy::Mechanism mechanism_for(const SubgraphEpochs& epochs, double z) const;
   void ensure(bool ok, const std::string& message) const;
+  // Collective: release i (reused, recomputed-and-checked, or made and recorded first).
+  methods::PreRelease make_release(std::size_t i, const Config& cfg, const partition::PartitionFile& pf,
+                                   const partition::Shard& shard, dist::Communicator& comm, const Secret& batch_secret,
+                                   const RunDirectory* dir, const std::optional<Ledger>& ledger);
 
   const Config& cfg_;
   const methods::MethodSpec& spec_;
+  const graph::DatasetMeta& meta_;
   int rank_;
   bool private_;
-  const methods::PreTrainingRelease* release_;
+  std::vector<const methods::PreTrainingRelease*> releases_;
   std::optional<privacy::Subsample> outer_subsample_;
   privacy::Conversion conversion_;
   privacy::AccountantKind kind_;
-  double release_z_ = 0.0;
-  std::vector<privacy::AccountantEvent> release_events_;
+  std::vector<double> release_z_;                                     // per release
+  std::vector<std::vector<privacy::AccountantEvent>> events_of_;      // per release
+  std::vector<privacy::AccountantEvent> release_events_;              // all, in order
   std::int64_t occurrence_ = 1;
   double z_ = 0.0;
   double sigma_ = 0.0;

@@ -178,11 +178,18 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
                         {"train_loss_released", release_loss},
                         {"provenance", prov}};
     if (!priv) j["epsilon"] = nullptr;
-    if (const auto* r = plan.release()) {
-      nlohmann::json events = nlohmann::json::array();
-      for (const auto& e : plan.release_events()) events.push_back(privacy::Accountant::event_line(e.mechanism, e.count));
-      j["release"] = {{"name", r->name()}, {"events", events}, {"scale", plan.release_scale()},
-                      {"fraction_of_target", r->budget_fraction(cfg_)}, {"file", RunPaths::release_file(r->name())}};
+    if (!plan.releases().empty()) {
+      // "releases": every pre-training release in order; "release": the first (DPAR's DP-APPR).
+      nlohmann::json all = nlohmann::json::array();
+      for (std::size_t i = 0; i < plan.releases().size(); ++i) {
+        const auto* r = plan.releases()[i];
+        nlohmann::json events = nlohmann::json::array();
+        for (const auto& e : plan.events_of(i)) events.push_back(privacy::Accountant::event_line(e.mechanism, e.count));
+        all.push_back({{"name", r->name()}, {"events", events}, {"scale", plan.release_scale(i)},
+                       {"fraction_of_target", r->budget_fraction(cfg_)}, {"file", RunPaths::release_file(r->name())}});
+      }
+      j["release"] = all[0];
+      j["releases"] = all;
       j["occurrence_bound"] = plan.occurrence_bound();
       if (const auto& sub = plan.outer_subsample())
         j["graph_sample"] = {{"training_nodes", sub->population}, {"sampled", sub->sample}, {"rate", sub->rate()}};

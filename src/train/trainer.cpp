@@ -165,7 +165,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   if (rank == 0 && spec.is_private())
     for (const auto& why : reasons_not_private(cfg))
       spdlog::warn("this run is NOT private (summary.json private: false): {}", why);
-  PrivacyPlan plan(cfg, spec, rank);
+  PrivacyPlan plan(cfg, spec, meta, rank);
   plan.calibrate(epochs);
   if (rank == 0 && plan.is_private()) spdlog::info("{}", plan.describe());
   if (opt.dry_run) return dry_run_summary(cfg, spec, plan, epochs, world);
@@ -205,6 +205,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // ---- a method's pre-training release: reused when recorded, else recorded before use -----
   const methods::PreRelease release =
       plan.release_before_training(cfg, pf, shard, comm, start.secrets.batch, &dir, start.ledger, epochs);
+  if (release.labels)
+    evaluator.set_label_evidence(release.labels->categories, release.labels->keep_probability, release.labels->nodes,
+                                 release.labels->labels);
   if (start.start_step > 0) {
     state.load_from_rank0(dir.paths().checkpoint().string(), comm, rank);
     if (rank == 0) spdlog::info("resuming after step {} ({} steps in the ledger)", start.start_step, start.ledger_steps);

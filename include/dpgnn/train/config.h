@@ -98,6 +98,12 @@ struct DparSection {
   // q': the run (release and DP-SGD) sees only a hidden uniform sample of round(q' U) of the
   // U training nodes, and its epsilon is amplified by it (Sec. 3.2; paper: 0.09). 1 = off.
   double graph_sampling_rate = 1.0;
+  // The training labels released by k-ary randomized response (methods/dpar_labels.h) with
+  // this share of the target epsilon, and used at inference as evidence beside the model's
+  // prediction; 0 = no release. Made only when its share is at least label_min_epsilon: below
+  // that the released labels are mostly noise and the whole budget is better spent on DP-SGD.
+  double label_fraction = 0.0;
+  double label_min_epsilon = 3.0;
 };
 
 struct Config {

@@ -59,6 +59,7 @@ enum class StreamPurpose : std::uint64_t {
   batch_poisson = 3,
   audit_coins = 4,  // dpgnn audit's canary coins (a fresh key of their own)
   appr_noise = 5,  // DPAR: the DP-APPR noise, one substream per source node (a key derived from the batch secret)
+  label_response = 6,  // DPAR: the randomized response of the training labels, one substream per node
 };
 
 class SecureStream {

@@ -17,6 +17,9 @@
 //             accountant "groupwor" (Daigavane et al., Theorem 1 with N(K, r) replaced by the
 //             measured g), composed after the release's events (Mironov 2017, Prop. 1);
 //   inference: P power-iteration steps over the evaluation graph (Sec. 4, Eq. 4);
+//   labels  : with dpar.label_fraction (not in the paper), the training labels released by
+//             randomized response before training (dpar_labels.h) and combined with the
+//             model's predictions before the power iteration;
 //   graph sampling: with dpar.graph_sampling_rate q' < 1 all of the above runs on a hidden
 //             uniform sample of the training nodes and the epsilon is amplified by it
 //             (outer_subsample; Sec. 3.2, Balle, Barthe & Gaboardi 2018 Sec. 5).
@@ -26,6 +29,7 @@
 #include <algorithm>
 
 #include "dpar_appr.h"
+#include "dpar_labels.h"
 #include "dpgnn/partition/partition_file.h"
 
 namespace dpgnn::train::methods {
@@ -36,7 +40,7 @@ class DparRelease : public PreTrainingRelease {
  public:
   std::string name() const override { return "dp-appr"; }
   double budget_fraction(const Config& c) const override { return c.dpar.appr_fraction; }
-  std::vector<privacy::AccountantEvent> events(const Config& c, double z) const override {
+  std::vector<privacy::AccountantEvent> events(const Config& c, const graph::DatasetMeta&, double z) const override {
     return dp_appr_events(c.dpar, c.dpar.appr_nodes, z);
   }
   // Graph sampling (Sec. 3.2): the release and the steps see only a hidden uniform sample of
@@ -68,6 +72,38 @@ class DparRelease : public PreTrainingRelease {
   }
 };
 
+// The training labels by k-ary randomized response (dpar_labels.h): one event, its own share.
+class LabelRelease : public PreTrainingRelease {
+ public:
+  std::string name() const override { return kLabelReleaseName; }
+  double budget_fraction(const Config& c) const override { return c.dpar.label_fraction; }
+  std::vector<privacy::AccountantEvent> events(const Config&, const graph::DatasetMeta& meta, double z) const override {
+    return {{privacy::Mechanism::randomized_response(meta.num_classes, z), 1}};
+  }
+  std::optional<std::string> refusal(const Config& c, const graph::DatasetMeta& meta) const override {
+    if (meta.multilabel)
+      return c.source + ": key 'dpar.label_fraction': the label release needs one class per node, and the dataset "
+                        "is multi-label (set dpar.label_fraction: 0)";
+    if (meta.num_classes < 2)
+      return c.source + ": key 'dpar.label_fraction': the label release needs at least 2 classes";
+    return std::nullopt;
+  }
+  std::string compute(const Config& c, const partition::PartitionFile&, const partition::Shard& shard,
+                      dist::Communicator& comm, const Secret& key, double z) const override {
+    return serialise_labels(release_labels(shard, comm, key, z));
+  }
+  PreRelease apply(const Config&, const std::string& stored, const partition::PartitionFile&,
+                   const partition::Shard&, dist::Communicator&, const Secret&) const override {
+    PreRelease p;
+    p.name = name();
+    p.labels = parse_labels(stored, "the stored label release");
+    p.summary = "labels by randomized response: " + std::to_string(p.labels->nodes.size()) +
+                " training labels over " + std::to_string(p.labels->categories) + " classes, each kept with probability " +
+                std::to_string(p.labels->keep_probability);
+    return p;
+  }
+};
+
 class Dpar : public MethodSpec {
  public:
   std::string name() const override { return "dpar"; }
@@ -75,7 +111,11 @@ class Dpar : public MethodSpec {
   std::string pairing(const Config& c) const override {
     return "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
            std::to_string(c.dpar.top_k) + ", " + std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) +
-           "% of the budget) then sampler single nodes with their top-K aggregation, accountant " + accountant(c) +
+           "% of the budget)" +
+           (label_release_on(c) ? ", the training labels by randomized response (" +
+                                      std::to_string(static_cast<int>(c.dpar.label_fraction * 100 + 0.5)) + "% of the budget)"
+                                : std::string()) +
+           " then sampler single nodes with their top-K aggregation, accountant " + accountant(c) +
            " (sensitivity 2C g, g = most examples one node is in)";
   }
   // The Coauthor CS search at epsilon 1 (linear f_theta on l2-normalised features, every
@@ -102,11 +142,15 @@ class Dpar : public MethodSpec {
     return privacy::Mechanism::group_wor(realised, m, occurrence_bound, z);
   }
 
-  const PreTrainingRelease* pre_training_release() const override { return &release_; }
+  std::vector<const PreTrainingRelease*> pre_training_releases(const Config& c) const override {
+    if (label_release_on(c)) return {&appr_, &labels_};
+    return {&appr_};
+  }
   int propagation_steps(const Config& c) const override { return c.dpar.propagation_steps; }
 
  private:
-  DparRelease release_;
+  DparRelease appr_;
+  LabelRelease labels_;
 };
 
 }  // namespace

@@ -39,7 +39,17 @@ struct Shard;
 
 namespace dpgnn::train::methods {
 
-// A private release made once before the first training step (DPAR's DP-APPR matrix).
+// Training labels released privately (DPAR's randomized response, dpar_labels.h): evidence
+// the evaluator combines with the model's prediction at inference.
+struct ReleasedLabels {
+  std::int64_t categories = 0;
+  double keep_probability = 0.0;      // P(released label = true label), exact
+  std::vector<std::int64_t> nodes;    // dataset ids of the training nodes, sorted
+  std::vector<std::int64_t> labels;   // the released label of each
+};
+
+// What the releases made before the first training step change (DPAR's DP-APPR matrix and
+// its released labels).
 struct PreRelease {
   std::string name;                               // the ledger's "release" label, e.g. "dp-appr"
   // The most training examples whose input one node's data enters after the release (g of
@@ -55,6 +65,7 @@ struct PreRelease {
   // When set, only training nodes whose index (0..U-1 in id order) it accepts are examples
   // (DPAR's hidden graph sample); empty: every training node.
   std::function<bool(std::int64_t)> in_sample;
+  std::optional<ReleasedLabels> labels;  // the released training labels, if any
 };
 
 // A private release made once before the first training step (DPAR's DP-APPR), as an
@@ -69,7 +80,10 @@ class PreTrainingRelease {
   // The share of the target epsilon the release alone spends.
   virtual double budget_fraction(const Config& c) const = 0;
   // Its privacy events at noise scale z (calibration finds z for the share above).
-  virtual std::vector<privacy::AccountantEvent> events(const Config& c, double z) const = 0;
+  virtual std::vector<privacy::AccountantEvent> events(const Config& c, const graph::DatasetMeta& meta,
+                                                       double z) const = 0;
+  // A reason the release cannot be made on this dataset, or nothing.
+  virtual std::optional<std::string> refusal(const Config&, const graph::DatasetMeta&) const { return std::nullopt; }
   // The run sees only a hidden uniform sample of the privacy units, and every epsilon is
   // amplified by it (privacy/subsample.h); default: none.
   virtual std::optional<privacy::Subsample> outer_subsample(const Config&, std::int64_t /*total_train*/) const {
@@ -141,8 +155,9 @@ class MethodSpec {
   // Default: 0 for every step (one set for the whole run).
   virtual std::uint64_t epoch_of_step(const Config& c, std::int64_t t) const;
 
-  // The method's pre-training release, or nullptr (the default).
-  virtual const PreTrainingRelease* pre_training_release() const { return nullptr; }
+  // The method's pre-training releases for this config, in the order they are made (the
+  // default: none).
+  virtual std::vector<const PreTrainingRelease*> pre_training_releases(const Config&) const { return {}; }
   // Post-processing applied at evaluation (DPAR: power iteration); 0 steps = none.
   virtual int propagation_steps(const Config&) const { return 0; }
 };

@@ -3,7 +3,9 @@
 //   DPGNN_FAULT_EXIT_AFTER_STEP=t   right after step t is recorded in the ledger, before it
 //                                   is applied (the ledger then holds a step not yet taken);
 //   DPGNN_FAULT_EXIT_AT=point       before-release | after-release-record (recorded, not yet
-//                                   stored) | after-release | after-checkpoint-N.
+//                                   stored) | after-release | after-checkpoint-N. The release
+//                                   points fire at the first release, and with ":NAME" appended
+//                                   (after-release:labels-rr) at the release called NAME.
 // Unset, they cost one getenv at the first call.
 #pragma once
 

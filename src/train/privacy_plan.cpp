@@ -17,6 +17,14 @@
 #include "subgraph_epochs.h"
 
 namespace dpgnn::train {
+namespace {
+// A kill point of a release: `point` (the tests' name for the first release's) and point:name.
+void release_fault_point(const std::string& point, const std::string& name) {
+  fault_point(point);
+  fault_point(point + ":" + name);
+}
+}  // namespace
+
 PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, const graph::DatasetMeta& meta, int rank)
     : cfg_(cfg),
       spec_(spec),
@@ -152,7 +160,7 @@ methods::PreRelease PrivacyPlan::make_release(std::size_t i, const Config& cfg, 
   }
   comm.broadcast(&state, 1, 0);
   if (state != 1) {
-    if (state == 0) fault_point("before-release");
+    if (state == 0) release_fault_point("before-release", release.name());
     bytes = release.compute(cfg, pf, shard, comm, batch_secret, release_z_[i]);
     if (rank_ == 0 && state == 2) {
       if (blake2b_digest(bytes) != recorded->digest || secret_fingerprint(batch_secret, "batch") != recorded->key_fingerprint)
@@ -174,9 +182,9 @@ methods::PreRelease PrivacyPlan::make_release(std::size_t i, const Config& cfg, 
       r.key_fingerprint = secret_fingerprint(batch_secret, "batch");
       r.epsilon = epsilon();
       ledger_->append_release(r);
-      fault_point("after-release-record");
+      release_fault_point("after-release-record", release.name());
       dir->store_release(r.file, bytes);
-      fault_point("after-release");
+      release_fault_point("after-release", release.name());
     }
   } else if (rank_ == 0) {
     spdlog::info("privacy: reusing the stored {} release recorded in the ledger", release.name());

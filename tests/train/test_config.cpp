@@ -88,6 +88,12 @@ TEST(Config, RejectsOutOfRangeValues) {
   expect_config_error("data: {dataset: d.h5}\nmodel: {layers: 4}\n", "model.layers", "1, 2 or 3");
   expect_config_error("data: {dataset: d.h5}\nmethod: dp-sgd\n", "method", "unknown");
   expect_config_error("data: {dataset: d.h5}\nprivacy: {noise_multiplier: 0}\n", "privacy.noise_multiplier", "> 0");
+  expect_config_error("data: {dataset: d.h5}\ndpar: {label_fraction: 1}\n", "dpar.label_fraction", "[0, 1)");
+  expect_config_error("data: {dataset: d.h5}\ndpar: {label_fraction: 0.6, appr_fraction: 0.4}\n",
+                      "dpar.label_fraction", "plus dpar.appr_fraction must be < 1");
+  expect_config_error("data: {dataset: d.h5}\ndpar: {label_fraction: 0.4, appr_fraction: 0.1, graph_sampling_rate: 0.5}\n",
+                      "dpar.label_fraction", "graph_sampling_rate");
+  expect_config_error("data: {dataset: d.h5}\ndpar: {label_min_epsilon: -1}\n", "dpar.label_min_epsilon", ">= 0");
 }
 
 TEST(Config, RequiresADataset) { expect_config_error("method: drw\n", "data.dataset", "required"); }

@@ -221,6 +221,51 @@ TEST(RunLifecycle, KilledAtEveryPointAndResumedEndsLikeTheUninterruptedRun) {
   }
 }
 
+// DPAR with its second release, the training labels by randomized response: killed at each
+// point of that release and resumed, the ledger and parameters of the uninterrupted run; the
+// released labels are recorded once; predict reads them back (the same test accuracy from
+// another directory); an altered stored label file is refused.
+TEST(RunLifecycle, TheLabelReleaseKilledAtEachPointAndResumedEndsLikeTheUninterruptedRun) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml", "{target_epsilon: 4, noise_seed: 7}");
+  std::ofstream(cfg, std::ios::app) << "dpar: {label_fraction: 0.5, label_min_epsilon: 1}\n";
+  const std::string whole = tmp.file("whole");
+  const CommandResult w = train("--config " + cfg + " --out " + whole);
+  ASSERT_EQ(w.exit_code, 0) << w.output;
+  const std::string ledger = ledger_records(whole);
+  EXPECT_NE(ledger.find("\"release\":\"labels-rr\""), std::string::npos) << ledger;
+  EXPECT_NE(ledger.find("rr k="), std::string::npos) << ledger;
+  const std::vector<float> params = params_of(whole);
+  for (const std::string point : {"before-release", "after-release-record", "after-release"}) {
+    const std::string run = tmp.file(point);
+    const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=" + point + ":labels-rr");
+    ASSERT_NE(killed.exit_code, 0) << point << "\n" << killed.output;
+    const CommandResult resumed = train("--resume --out " + run);
+    ASSERT_EQ(resumed.exit_code, 0) << point << "\n" << resumed.output;
+    EXPECT_EQ(ledger_records(run), ledger) << point;
+    EXPECT_EQ(params_of(run), params) << point;
+  }
+  // predict, from another directory, uses the stored labels: the run's own test accuracy.
+  const nlohmann::json summary = testing::read_json(whole + "/summary.json");
+  const CommandResult p =
+      run_command("cd " + tmp.path().string() + " && " + mpiexec(1) + "predict --run " + whole + " --json");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  nlohmann::json j;
+  std::istringstream lines(p.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') j = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << p.output;
+  EXPECT_EQ(j.at("test_accuracy").get<double>(), summary.at("test_accuracy").get<double>());
+  // An edited label file is refused at the next resume (its digest is in the ledger).
+  std::string stored = bytes_of(whole + "/releases/labels-rr.json");
+  const auto at = stored.find("\"labels\":[") + 10;
+  stored[at] = stored[at] == '0' ? '1' : '0';
+  std::ofstream(whole + "/releases/labels-rr.json") << stored;
+  const CommandResult refused = run_command(mpiexec(1) + "predict --run " + whole);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("digest"), std::string::npos) << refused.output;
+}
+
 TEST(RunLifecycle, AnAlteredStoredReleaseIsRefused) {
   dpgnn::testing::TempDir tmp;
   const std::string cfg = dpar_config(tmp, "dpar.yaml");

@@ -59,6 +59,8 @@ spec() {
     coauthor-physics) echo "citation|npz --file $D/coauthor-physics/coauthor_phy.npz" ;;
     amazon-photo) echo "citation|npz --file $D/amazon-photo/amazon_photo.npz" ;;
     amazon-computers) echo "citation|npz --file $D/amazon-computers/amazon_cs.npz" ;;
+    blogcatalog) echo "social|npz --file $D/blogcatalog/blogcatalog.npz" ;;
+    flickr-lane) echo "social|npz --file $D/flickr-lane/flickr.npz" ;;
     facebook-page-page) echo "social|musae --edges $D/facebook-page-page/facebook_edges.csv --target $D/facebook-page-page/facebook_target.csv --features $D/facebook-page-page/facebook.json --id-column id --label-column page_type" ;;
     twitch-*)
       local c; c="$(echo "${1#twitch-}" | tr a-z A-Z)"

@@ -13,6 +13,8 @@
 #   METHOD=dpar trains DPAR instead (node-level: a random 8-part partition, made once; the
 #   method's defaults: every example in every step, BATCH is ignored; epsilon 1);
 #   GRAPH_SAMPLING=q sets dpar.graph_sampling_rate (default 1: the whole training graph).
+#   LABELS=f with METHOD=dpar releases the training labels too (dpar.label_fraction f, epsilon 8
+#   so that the release is made: configs/recommended.yaml's setting).
 #   METHOD=split trains graph splits as configs/citeseer/split.yaml (random 8 parts; SPLITS=1600
 #   splits, SPLIT_BATCH=0: the automatic batch, every split; BATCH is ignored; epsilon 2).
 #
@@ -60,8 +62,9 @@ prepare() {
 method_args() {
   local name=$1
   if [ "$METHOD" = dpar ]; then
-    echo "--set method=dpar --set data.partition=$WORK/$name.random8.h5 --set privacy.target_epsilon=1" \
-      "--set train.batch_size=0 --set dpar.graph_sampling_rate=${GRAPH_SAMPLING:-1}"
+    echo "--set method=dpar --set data.partition=$WORK/$name.random8.h5" \
+      "--set train.batch_size=0 --set dpar.graph_sampling_rate=${GRAPH_SAMPLING:-1}" \
+      "${LABELS:+--set dpar.label_fraction=$LABELS --set dpar.label_min_epsilon=0} --set privacy.target_epsilon=$([ -n "${LABELS:-}" ] && echo 8 || echo 1)"
   elif [ "$METHOD" = split ]; then
     echo "--set method=split --set data.partition=$WORK/$name.random8.h5 --set sampler.splits=${SPLITS:-1600}" \
       "--set model.arch=gcn --set model.layers=2 --set model.hidden=128 --set model.activation=relu" \
@@ -75,7 +78,7 @@ method_args() {
 }
 
 train() {
-  local name=$1 p=$2 tag="$METHOD${GRAPH_SAMPLING:+-q$GRAPH_SAMPLING}"
+  local name=$1 p=$2 tag="$METHOD${GRAPH_SAMPLING:+-q$GRAPH_SAMPLING}${LABELS:+-labels$LABELS}"
   local run="$WORK/run-$tag-$1-$2" log="$WORK/run-$tag-$1-$2.log"
   rm -rf "$run"
   local mpi=(mpiexec -n "$p")

@@ -1,9 +1,14 @@
 #include "evaluator.h"
 
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/model/spmm.h"
@@ -127,36 +132,84 @@ at::Tensor Evaluator::exchange(const at::Tensor& h) {
   return recv.narrow(0, 0, n_halo_).to(device_, h.scalar_type());
 }
 
+at::Tensor Evaluator::propagate(const at::Tensor& h, int steps, const std::vector<int>& record,
+                                std::vector<at::Tensor>* recorded) {
+  // D^{-1} over the local rows; an isolated node keeps alpha H (its argmax is unchanged).
+  const std::int64_t n_local = adj_.num_rows;
+  const at::Tensor deg = degrees_.narrow(0, 0, n_local);
+  const at::Tensor inv_deg = torch::where(deg > 0, 1.0 / deg.clamp_min(1.0), torch::zeros_like(deg)).to(h.scalar_type());
+  at::Tensor z = h;
+  auto keep = [&](int p) {
+    if (recorded != nullptr && std::find(record.begin(), record.end(), p) != record.end()) recorded->push_back(z);
+  };
+  keep(0);
+  for (int p = 1; p <= steps; ++p) {
+    z = model::csr_spmm(adj_, z, exchange(z), at::Tensor(), inv_deg).mul_(1.0 - propagation_alpha_).add_(h, propagation_alpha_);
+    keep(p);
+  }
+  return z;
+}
+
+at::Tensor Evaluator::posterior(const at::Tensor& probabilities, const at::Tensor& rows, const at::Tensor& labels) const {
+  // Bayes' rule on the rows with a released label: prior (the model's softmax) times the k-RR
+  // likelihood (q at the released class, (1 - q)/(k - 1) elsewhere), renormalised.
+  at::Tensor h = probabilities.clone();
+  if (rows.numel() == 0) return h;
+  const double other = (1.0 - keep_probability_) / static_cast<double>(categories_ - 1);
+  at::Tensor like = torch::full({rows.size(0), h.size(1)}, other, h.options());
+  like.scatter_(1, labels.unsqueeze(1), keep_probability_);
+  at::Tensor post = h.index_select(0, rows).mul_(like);
+  post.div_(post.sum(1, true));
+  h.index_copy_(0, rows, post);
+  return h;
+}
+
+namespace {
+constexpr int kStepChoices[] = {0, 1, 2, 4, 8};
+}
+
+int Evaluator::choose_steps(const at::Tensor& probabilities) {
+  const at::Tensor give = evidence_half_, score = evidence_half_.logical_not();
+  const at::Tensor given = posterior(probabilities, evidence_rows_.index({give}), evidence_labels_.index({give}));
+  const at::Tensor scored_rows = evidence_rows_.index({score}), scored_labels = evidence_labels_.index({score});
+  const std::vector<int> choices(std::begin(kStepChoices), std::end(kStepChoices));
+  std::vector<at::Tensor> z;
+  propagate(given, choices.back(), choices, &z);
+  // Agreement counts of every choice, summed over the ranks.
+  std::vector<double> agree(choices.size(), 0.0);
+  for (std::size_t c = 0; c < choices.size(); ++c)
+    if (scored_rows.numel() > 0)
+      agree[c] = z[c].index_select(0, scored_rows).argmax(1).eq(scored_labels).sum().item<double>();
+  comm_.allreduce_sum(agree.data(), agree.size());
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < choices.size(); ++c) {
+    const bool closer = std::abs(choices[c] - propagation_steps_) < std::abs(choices[best] - propagation_steps_);
+    if (agree[c] > agree[best] || (agree[c] == agree[best] && closer)) best = c;
+  }
+  if (comm_.rank() == 0) {
+    std::string scores;
+    for (std::size_t c = 0; c < choices.size(); ++c)
+      scores += (c ? ", " : "") + std::to_string(choices[c]) + ": " + std::to_string(static_cast<std::int64_t>(agree[c]));
+    spdlog::info("inference: {} power-iteration steps, chosen on the released labels (agreement of the scored half "
+                 "by steps: {})", choices[best], scores);
+  }
+  return choices[best];
+}
+
 at::Tensor Evaluator::logits(const model::Gnn& model) {
   torch::NoGradGuard no_grad;
   at::Tensor h = x_.to(model.dtype());
   const model::Gnn::HaloExchange halo = [this](const at::Tensor& t) { return exchange(t); };
   for (int l = 0; l < model.num_layers(); ++l) h = model.layer_forward_csr(l, h, adj_, degrees_, halo);
-  const bool evidence = categories_ > 0;
-  if (evidence) {
-    // Bayes' rule on the rows with a released label: prior (the model's softmax) times the
-    // k-RR likelihood, renormalised; the propagation below then works on probabilities.
-    h = torch::softmax(h, 1);
-    if (evidence_rows_.numel() > 0) {
-      const double other = (1.0 - keep_probability_) / static_cast<double>(categories_ - 1);
-      at::Tensor like = torch::full({evidence_rows_.size(0), h.size(1)}, other, h.options());
-      like.scatter_(1, evidence_labels_.unsqueeze(1), keep_probability_);
-      at::Tensor post = h.index_select(0, evidence_rows_).mul_(like);
-      post.div_(post.sum(1, true));
-      h.index_copy_(0, evidence_rows_, post);
-    }
+  if (categories_ == 0) {  // no released labels: the model's outputs, propagated as configured
+    last_steps_ = propagation_steps_;
+    return propagation_steps_ == 0 ? h : propagate(h, propagation_steps_);
   }
-  if (propagation_steps_ == 0) return evidence ? torch::log(h.clamp_min(1e-30)) : h;
-  // D^{-1} over the local rows; an isolated node keeps alpha H (its argmax is unchanged).
-  const std::int64_t n_local = adj_.num_rows;
-  const at::Tensor deg = degrees_.narrow(0, 0, n_local);
-  const at::Tensor inv_deg = torch::where(deg > 0, 1.0 / deg.clamp_min(1.0), torch::zeros_like(deg)).to(h.scalar_type());
-  const at::Tensor H = h;
-  at::Tensor z = h;
-  for (int p = 0; p < propagation_steps_; ++p) {
-    z = model::csr_spmm(adj_, z, exchange(z), at::Tensor(), inv_deg).mul_(1.0 - propagation_alpha_).add_(H, propagation_alpha_);
-  }
-  return evidence ? torch::log(z.clamp_min(1e-30)) : z;
+  // Released labels: probabilities, the evidence by Bayes' rule, then the propagation.
+  const at::Tensor prior = torch::softmax(h, 1);
+  last_steps_ = choose_steps_ ? choose_steps(prior) : propagation_steps_;
+  const at::Tensor z = propagate(posterior(prior, evidence_rows_, evidence_labels_), last_steps_);
+  return torch::log(z.clamp_min(1e-30));
 }
 
 void Evaluator::set_label_evidence(std::int64_t categories, double keep_probability,
@@ -174,6 +227,13 @@ void Evaluator::set_label_evidence(std::int64_t categories, double keep_probabil
   const auto n = static_cast<std::int64_t>(rows.size());
   evidence_rows_ = torch::from_blob(rows.data(), {n}, torch::kInt64).clone().to(device_);
   evidence_labels_ = torch::from_blob(ys.data(), {n}, torch::kInt64).clone().to(device_);
+  // The half whose labels give evidence when the steps are chosen: a fixed hash of the dataset
+  // id (Fibonacci hashing, top bit), independent of the partition and the rank count.
+  std::vector<std::uint8_t> half(rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    half[k] = static_cast<std::uint8_t>(
+        (static_cast<std::uint64_t>(shard_.new_to_old[rows[k]]) * 0x9E3779B97F4A7C15ULL) >> 63);
+  evidence_half_ = torch::from_blob(half.data(), {n}, torch::kUInt8).clone().to(torch::kBool).to(device_);
   keep_probability_ = keep_probability;
   categories_ = categories;
 }

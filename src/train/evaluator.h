@@ -53,6 +53,16 @@ class Evaluator {
   // probabilities, not logits, and logits() returns their logarithm.
   void set_label_evidence(std::int64_t categories, double keep_probability, const std::vector<std::int64_t>& nodes,
                           const std::vector<std::int64_t>& labels);
+  // With label evidence: choose the power-iteration steps among kStepChoices (at most 8) on the
+  // released labels themselves, post-processing only: the evidence of half the labelled nodes
+  // (those whose dataset id hashes odd) is propagated, and the steps whose predictions agree
+  // most with the other half's released labels win (ties: the nearest to the configured
+  // steps); then the full evidence is propagated with them. Randomized response is symmetric,
+  // so agreement with released labels ranks the choices as agreement with the true ones would,
+  // in expectation. Without evidence the configured steps are used.
+  void set_step_choice(bool choose) { choose_steps_ = choose; }
+  // The steps the last logits() used (-1 before any).
+  int last_steps() const { return last_steps_; }
 
  private:
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
@@ -69,7 +79,15 @@ class Evaluator {
   std::int64_t n_halo_ = 0;
   int propagation_steps_ = 0;
   double propagation_alpha_ = 0.0;
+  at::Tensor propagate(const at::Tensor& h, int steps, const std::vector<int>& record = {},
+                       std::vector<at::Tensor>* recorded = nullptr);  // Z after `steps` (and at `record`)
+  at::Tensor posterior(const at::Tensor& probabilities, const at::Tensor& rows, const at::Tensor& labels) const;
+  int choose_steps(const at::Tensor& probabilities);
+
   at::Tensor evidence_rows_, evidence_labels_;  // local rows with a released label, and the label
+  at::Tensor evidence_half_;                    // bool per evidence row: in the half that gives evidence
+  bool choose_steps_ = false;
+  int last_steps_ = -1;
   double keep_probability_ = 0.0;
   std::int64_t categories_ = 0;
 };

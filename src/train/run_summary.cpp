@@ -190,6 +190,9 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
       }
       j["release"] = all[0];
       j["releases"] = all;
+      // The inference power-iteration steps of the final evaluation (chosen on the released
+      // labels when there are any and dpar.choose_steps).
+      j["propagation_steps"] = evaluator.last_steps();
       j["occurrence_bound"] = plan.occurrence_bound();
       if (const auto& sub = plan.outer_subsample())
         j["graph_sample"] = {{"training_nodes", sub->population}, {"sampled", sub->sample}, {"rate", sub->rate()}};

@@ -7,6 +7,7 @@
 // written by hand.
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "../../src/train/methods/dpar_appr.h"
 #include "../../src/train/methods/method.h"
@@ -314,6 +315,40 @@ TEST(DparEvents, AreTheMechanismsOfTheChosenDpApprOption) {
     EXPECT_NEAR(composed[i], orders[i] * 70.0 / (2.0 * 9.0), 1e-12 * composed[i]);
 }
 
+// configs/recommended.yaml at epsilon 8 makes the label release and chooses the inference steps
+// on the released labels: propagation on a homophilous graph, none on a heterophilous one
+// (where every step averages a node with neighbours of other classes); with
+// dpar.choose_steps false, the configured steps.
+TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
+  dpgnn::testing::TempDir tmp;
+  std::map<std::string, int> steps;
+  for (const std::string h : {"0.9", "0.05"}) {
+    const std::string g = tmp.file("g" + h + ".h5"), part = tmp.file("g" + h + ".r2.h5");
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes 3 --features 16 --homophily " + h +
+                                        " --seed 1 --out " + g)
+                  .exit_code,
+              0);
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part)
+                  .exit_code,
+              0);
+    const std::string train = mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
+                              "/configs/recommended.yaml --set data.dataset=" + g + " --set data.partition=" + part +
+                              " --set privacy.target_epsilon=8 --set privacy.delta=1e-5 --set train.threads=1";
+    const auto r = dpgnn::testing::run_command(train + " --out " + tmp.file("run" + h));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto summary = testing::read_json(tmp.file("run" + h) + "/summary.json");
+    ASSERT_EQ(summary.at("releases").size(), 2u) << "DP-APPR and the labels";
+    EXPECT_EQ(summary.at("releases")[1].at("name"), "labels-rr");
+    steps[h] = summary.at("propagation_steps").get<int>();
+    const auto fixed = dpgnn::testing::run_command(train + " --set dpar.choose_steps=false --set dpar.propagation_steps=3 --out " +
+                                                   tmp.file("fixed" + h));
+    ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
+    EXPECT_EQ(testing::read_json(tmp.file("fixed" + h) + "/summary.json").at("propagation_steps").get<int>(), 3);
+  }
+  EXPECT_GT(steps["0.9"], 0);
+  EXPECT_EQ(steps["0.05"], 0);
+}
+
 }  // namespace
 }  // namespace dpgnn::train
 
@@ -371,6 +406,40 @@ TEST(DparCli, ARunKilledMidwayAndResumedRecordsTheReleaseOnceAndEndsLikeAnUninte
   EXPECT_EQ(j.at("steps"), 20);
   EXPECT_EQ(j.at("release_lines"), 1);
   EXPECT_NE(dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --delta 1e-5 --steps 3").exit_code, 0);
+}
+
+// configs/recommended.yaml at epsilon 8 makes the label release and chooses the inference steps
+// on the released labels: propagation on a homophilous graph, none on a heterophilous one
+// (where every step averages a node with neighbours of other classes); with
+// dpar.choose_steps false, the configured steps.
+TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
+  dpgnn::testing::TempDir tmp;
+  std::map<std::string, int> steps;
+  for (const std::string h : {"0.9", "0.05"}) {
+    const std::string g = tmp.file("g" + h + ".h5"), part = tmp.file("g" + h + ".r2.h5");
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes 3 --features 16 --homophily " + h +
+                                        " --seed 1 --out " + g)
+                  .exit_code,
+              0);
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part)
+                  .exit_code,
+              0);
+    const std::string train = mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
+                              "/configs/recommended.yaml --set data.dataset=" + g + " --set data.partition=" + part +
+                              " --set privacy.target_epsilon=8 --set privacy.delta=1e-5 --set train.threads=1";
+    const auto r = dpgnn::testing::run_command(train + " --out " + tmp.file("run" + h));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto summary = testing::read_json(tmp.file("run" + h) + "/summary.json");
+    ASSERT_EQ(summary.at("releases").size(), 2u) << "DP-APPR and the labels";
+    EXPECT_EQ(summary.at("releases")[1].at("name"), "labels-rr");
+    steps[h] = summary.at("propagation_steps").get<int>();
+    const auto fixed = dpgnn::testing::run_command(train + " --set dpar.choose_steps=false --set dpar.propagation_steps=3 --out " +
+                                                   tmp.file("fixed" + h));
+    ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
+    EXPECT_EQ(testing::read_json(tmp.file("fixed" + h) + "/summary.json").at("propagation_steps").get<int>(), 3);
+  }
+  EXPECT_GT(steps["0.9"], 0);
+  EXPECT_EQ(steps["0.05"], 0);
 }
 
 }  // namespace

@@ -104,6 +104,8 @@ struct DparSection {
   // that the released labels are mostly noise and the whole budget is better spent on DP-SGD.
   double label_fraction = 0.0;
   double label_min_epsilon = 3.0;
+  // With released labels: choose the inference steps among 0, 1, 2, 4, 8 on them (Evaluator).
+  bool choose_steps = true;
 };
 
 struct Config {

@@ -219,7 +219,7 @@ const std::vector<Field>& fields() {
                 "the label release is made only when label_fraction x target_epsilon is at least this, >= 0 "
                 "(below it the released labels are mostly noise and DP-SGD gets the whole budget)"),
       DPGNN_NUM("dpar.choose_steps", dpar.choose_steps, bool, "boolean",
-                "with the label release: choose the inference power-iteration steps among 0, 1, 2, 4, 8 by the "
+                "with the label release: choose the inference power-iteration steps among 1, 2, 4, 8 by the "
                 "released labels (half as evidence, half scored; post-processing), instead of dpar.propagation_steps"),
   };
   return f;

@@ -53,7 +53,7 @@ class Evaluator {
   // probabilities, not logits, and logits() returns their logarithm.
   void set_label_evidence(std::int64_t categories, double keep_probability, const std::vector<std::int64_t>& nodes,
                           const std::vector<std::int64_t>& labels);
-  // With label evidence: choose the power-iteration steps among kStepChoices (at most 8) on the
+  // With label evidence: choose the power-iteration steps among 1, 2, 4 and 8 on the
   // released labels themselves, post-processing only: the evidence of half the labelled nodes
   // (those whose dataset id hashes odd) is propagated, and the steps whose predictions agree
   // most with the other half's released labels win (ties: the nearest to the configured

@@ -104,7 +104,7 @@ struct DparSection {
   // that the released labels are mostly noise and the whole budget is better spent on DP-SGD.
   double label_fraction = 0.0;
   double label_min_epsilon = 3.0;
-  // With released labels: choose the inference steps among 0, 1, 2, 4, 8 on them (Evaluator).
+  // With released labels: choose the inference steps among 1, 2, 4, 8 on them (Evaluator).
   bool choose_steps = true;
 };
 

@@ -77,19 +77,23 @@ run() {  # run NAME ROUND -> prints steps/s
   rate "$dir"
 }
 
+# Arithmetic through awk, which every system has (bc is not on every image; a lent GPU
+# machine had none).
+calc() { awk "BEGIN { print $1 }"; }
+maxof() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 rm -f "$WORK"/gcn-*.log "$WORK"/drw-*.log  # the stage medians read this invocation's logs only
 echo "# width $WIDTH, batch $BATCH, walk $WALK, $STEPS steps, $THREADS threads, $ROUNDS rounds; $(date -u +%FT%TZ)"
 best_gcn=0 best_drw=0
 for r in $(seq 1 "$ROUNDS"); do
   l0=$(load); g=$(run gcn "$r"); l1=$(load); d=$(run drw "$r"); l2=$(load)
   printf 'round %d: gcn %.3f steps/s (load %s), drw %.3f steps/s (load %s), ratio %.3f\n' \
-    "$r" "$g" "$l0-$l1" "$d" "$l1-$l2" "$(echo "$g / $d" | bc -l)"
-  best_gcn=$(echo "if ($g > $best_gcn) $g else $best_gcn" | bc -l)
-  best_drw=$(echo "if ($d > $best_drw) $d else $best_drw" | bc -l)
+    "$r" "$g" "$l0-$l1" "$d" "$l1-$l2" "$(calc "$g / $d")"
+  best_gcn=$(maxof "$g" "$best_gcn")
+  best_drw=$(maxof "$d" "$best_drw")
 done
 printf 'best: gcn %.3f steps/s (%.1f ms/step), drw %.3f steps/s (%.1f ms/step), cost of privacy gcn/drw %.3f\n' \
-  "$best_gcn" "$(echo "1000 / $best_gcn" | bc -l)" "$best_drw" "$(echo "1000 / $best_drw" | bc -l)" \
-  "$(echo "$best_gcn / $best_drw" | bc -l)"
+  "$best_gcn" "$(calc "1000 / $best_gcn")" "$best_drw" "$(calc "1000 / $best_drw")" \
+  "$(calc "$best_gcn / $best_drw")"
 
 if [ "$CPUTIME" = 1 ]; then
   cpu() {  # cpu NAME STEPS -> user + system CPU seconds of one run
@@ -102,9 +106,9 @@ if [ "$CPUTIME" = 1 ]; then
   for r in $(seq 1 "$ROUNDS"); do
     l0=$(load)
     gl=$(cpu gcn "$STEPS"); gs=$(cpu gcn "$SHORT"); dl=$(cpu drw "$STEPS"); ds=$(cpu drw "$SHORT")
-    g=$(echo "1000 * ($gl - $gs) / ($STEPS - $SHORT)" | bc -l); d=$(echo "1000 * ($dl - $ds) / ($STEPS - $SHORT)" | bc -l)
+    g=$(calc "1000 * ($gl - $gs) / ($STEPS - $SHORT)"); d=$(calc "1000 * ($dl - $ds) / ($STEPS - $SHORT)")
     printf 'cpu round %d: gcn %.1f CPU ms/step, drw %.1f CPU ms/step, ratio %.3f (load %s-%s)\n' \
-      "$r" "$g" "$d" "$(echo "$d / $g" | bc -l)" "$l0" "$(load)"
+      "$r" "$g" "$d" "$(calc "$d / $g")" "$l0" "$(load)"
   done
 fi
 

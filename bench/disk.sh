@@ -60,7 +60,7 @@ for ds in "${sets[@]}"; do
   for which in before after; do
     t0=$(date +%s.%N)
     prepare "$which" "$ds"
-    echo "prepared $which/$ds in $(echo "$(date +%s.%N) - $t0" | bc) s"
+    echo "prepared $which/$ds in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { print a - b }') s"
   done
 done
 echo "== sizes (bytes)"

@@ -164,7 +164,7 @@ std::vector<std::string> recommended_settings(bool multilabel) {
 
 TEST(ConfigCatalogue, BestSetupsAreTheMethodDefaultsOnTheResultsMatrixSplit) {
   // docs/configs.md, "The configs/ catalogue": the method's defaults (split: the Cora-ML search's
-  // setting, typed here from docs/results.md; dpar: configs/recommended.yaml's), epsilon 8, seed 1, the matrix's split
+  // setting and dpgnn's, typed here from docs/results.md; dpar: configs/recommended.yaml's), epsilon 8, seed 1, the matrix's split
   // (bench/utility.sh): citation/co-author/co-purchase 55/15/30, social 50/10/40, import seed 1;
   // a fixed public split kept; random 2 parts for node-level DP, METIS for the rest.
   const std::set<std::string> social = {"blogcatalog", "flickr-lane", "facebook-page-page", "twitch-de",
@@ -178,6 +178,8 @@ TEST(ConfigCatalogue, BestSetupsAreTheMethodDefaultsOnTheResultsMatrixSplit) {
       std::vector<std::string> setting;
       if (m == "split")
         setting = {"model.hidden=128", "train.lr=0.1", "train.max_steps=40", "train.ema=0.9", "sampler.splits=1600"};
+      if (m == "dpgnn")  // docs/results.md, "Results matrix": DP-GNN's best setting on the matrix's graphs
+        setting = {"model.layers=1", "model.input_norm=l2", "train.lr=0.1", "train.max_steps=100", "sampler.max_degree=1"};
       if (m == "dpar") setting = recommended_settings(/*multilabel=*/ds == "ppi");
       EXPECT_EQ(dump_without_prepare(c), dump_without_prepare(minimal_like(c, setting)))
           << rel << " sets more than the data, the seed, the device, the privacy budget"

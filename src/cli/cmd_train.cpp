@@ -151,7 +151,12 @@ void add_train_command(CLI::App& root, Registry& registry) {
         std::cout << "dry run: method " << s.method << ", " << s.subgraphs << " subgraphs (accounted), batch "
                   << s.batch_size << ", noise multiplier " << s.noise_multiplier << ", sigma " << s.sigma
                   << ", accountant " << s.accountant
-                  << (s.is_private ? ", privacy.accountant " + cfg.privacy.accountant + ", " + std::to_string(s.steps) +
+                  << (s.is_private ? ", privacy.accountant " + cfg.privacy.accountant +
+                                         (s.epsilon_from != cfg.privacy.accountant
+                                              ? " (epsilon by " + s.epsilon_from +
+                                                    ": a mechanism of this history has no PLD pair)"
+                                              : std::string()) +
+                                         ", " + std::to_string(s.steps) +
                                          " steps within epsilon " + fmt::format("{}", s.target_epsilon) +
                                          " (of max_steps " + std::to_string(cfg.train.max_steps) + ")"
                                    : std::string())

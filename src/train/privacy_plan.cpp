@@ -277,6 +277,15 @@ std::int64_t PrivacyPlan::planned_steps() const {
   return steps_within(acc, cfg_, mech_, cfg_.train.max_steps);
 }
 
+std::string PrivacyPlan::planned_epsilon_source() const {
+  if (!private_) return "none";
+  privacy::Accountant acc(kind_, std::vector<double>{}, conversion_);
+  if (outer_subsample_) acc.set_subsample(*outer_subsample_);
+  for (const auto& e : release_events_) acc.step(e.mechanism, e.count);
+  if (const std::int64_t steps = planned_steps(); steps > 0) acc.step(mech_, steps);
+  return acc.epsilon(cfg_.privacy.delta).pld ? "pld" : "rdp";
+}
+
 double PrivacyPlan::epsilon() const {
   return private_ && accountant_ ? accountant_->epsilon(cfg_.privacy.delta).epsilon : 0.0;
 }

@@ -59,6 +59,10 @@ class PrivacyPlan {
   // Collective-safe, for a dry run: the steps a fresh run may take within the target at the
   // calibrated noise (after the release's events, with g = 1), at most max_steps.
   std::int64_t planned_steps() const;
+  // Which accountant gives that fresh run's epsilon: "pld", or "rdp" where privacy.accountant
+  // is rdp or the history holds a mechanism without a PLD pair (DPAR's exponential and
+  // randomized-response releases); "none" for a run that is not private.
+  std::string planned_epsilon_source() const;
   double epsilon() const;        // rank 0: spent so far (exact; a PLD composition: not per step)
   // Rank 0: an upper bound on epsilon() cheap enough for every step (ledger lines, metrics,
   // progress): the RDP accountant's epsilon of the same history, and under pld at most the

@@ -225,6 +225,7 @@ TrainSummary dry_run_summary(const Config& cfg, const methods::MethodSpec& spec,
   s.subgraphs = plan.is_private() ? plan.mechanism().dataset_size : epochs.M();
   s.ranks = world;
   s.accountant = spec.is_private() ? spec.accountant(cfg) : "none";
+  s.epsilon_from = plan.planned_epsilon_source();
   s.is_private = run_is_private(cfg);
   return s;
 }

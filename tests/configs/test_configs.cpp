@@ -584,6 +584,11 @@ TEST(RecommendedConfig, CompletedWithDataAndPrivacyPlansAPrivateRun) {
                                       " --set privacy.target_epsilon=8 --set privacy.delta=1e-5");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("dry run: method dpar,"), std::string::npos) << r.output;
+  // DPAR's history (exponential and randomized-response releases) has no PLD pair: the dry run
+  // says its epsilon comes from RDP although privacy.accountant is pld.
+  EXPECT_NE(r.output.find("privacy.accountant pld (epsilon by rdp: a mechanism of this history has no PLD pair)"),
+            std::string::npos)
+      << r.output;
 }
 
 class DryRun : public ::testing::TestWithParam<std::string> {};

@@ -49,6 +49,7 @@ struct TrainSummary {
   std::int64_t batch_size = 0;
   std::int64_t subgraphs = 0;  // the population the accountant used
   std::string accountant;
+  std::string epsilon_from;  // a dry run: pld | rdp, the accountant its epsilon would come from (none if not private)
   bool multilabel = false;
   double val_metric = 0.0;   // accuracy or micro-F1
   double test_metric = 0.0;

@@ -48,12 +48,14 @@ _carry_download() {
 _carry_unpack() {
   local dir="${1:?usage: source bench/carry-deps.sh unpack DIR PREFIX}" P="${2:?usage: source bench/carry-deps.sh unpack DIR PREFIX}"
   local A=x86_64-linux-gnu f n=0
+  [ -d "$dir" ] || { echo "carry-deps.sh: no folder $dir (bench/carry-deps.sh download DIR makes it)" >&2; return 1; }
+  local debs=("$dir"/*.deb)
+  [ -e "${debs[0]}" ] || { echo "carry-deps.sh: no .deb files in $dir" >&2; return 1; }
   mkdir -p "$P"
-  for f in "$dir"/*.deb; do
+  for f in "${debs[@]}"; do
     dpkg-deb -x "$f" "$P" || { echo "carry-deps.sh: cannot unpack $f" >&2; return 1; }
     n=$((n + 1))
   done
-  [ "$n" -gt 0 ] || { echo "carry-deps.sh: no .deb files in $dir" >&2; return 1; }
   ln -sfn orterun "$P/usr/bin/mpiexec"
   ln -sfn orterun "$P/usr/bin/mpirun"
   ln -sfn opal_wrapper "$P/usr/bin/mpicc"

@@ -217,7 +217,8 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
 }
 
 void Evaluator::set_label_evidence(std::int64_t categories, double keep_probability,
-                                   const std::vector<std::int64_t>& nodes, const std::vector<std::int64_t>& labels) {
+                                   const std::vector<std::int64_t>& nodes, const std::vector<std::int64_t>& labels,
+                                   bool choose_steps) {
   if (categories < 2 || !(keep_probability > 0 && keep_probability < 1) || nodes.size() != labels.size())
     throw Error("Evaluator::set_label_evidence: needs >= 2 categories, a keep probability in (0, 1) and one label per node",
                 kExitInternal);
@@ -240,6 +241,7 @@ void Evaluator::set_label_evidence(std::int64_t categories, double keep_probabil
   evidence_half_ = torch::from_blob(half.data(), {n}, torch::kUInt8).clone().to(torch::kBool).to(device_);
   keep_probability_ = keep_probability;
   categories_ = categories;
+  choose_steps_ = choose_steps;
 }
 
 void Evaluator::set_propagation(int steps, double alpha) {

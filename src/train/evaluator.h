@@ -51,8 +51,9 @@ class Evaluator {
   // probabilities times the likelihood of y under k-RR with keep probability q (q at y,
   // (1 - q) / (k - 1) elsewhere), renormalised (Bayes' rule); the power iteration then spreads
   // probabilities, not logits, and logits() returns their logarithm.
+  // choose_steps: see below.
   void set_label_evidence(std::int64_t categories, double keep_probability, const std::vector<std::int64_t>& nodes,
-                          const std::vector<std::int64_t>& labels);
+                          const std::vector<std::int64_t>& labels, bool choose_steps);
   // With label evidence: choose the power-iteration steps among 1, 2, 4 and 8 on the
   // released labels themselves, post-processing only: the evidence of half the labelled nodes
   // (those whose dataset id hashes odd) is propagated, and the steps whose predictions agree
@@ -60,7 +61,6 @@ class Evaluator {
   // steps); then the full evidence is propagated with them. Randomized response is symmetric,
   // so agreement with released labels ranks the choices as agreement with the true ones would,
   // in expectation. Without evidence the configured steps are used.
-  void set_step_choice(bool choose) { choose_steps_ = choose; }
   // The steps the last logits() used (-1 before any).
   int last_steps() const { return last_steps_; }
 

@@ -91,10 +91,9 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   // The method's inference post-processing (DPAR: the power iteration), as in training.
   if (const int steps = methods::method_spec(cfg.method_enum()).propagation_steps(cfg); steps > 0)
     evaluator.set_propagation(steps, cfg.dpar.alpha);
-  if (const auto labels = stored_labels(run)) {
-    evaluator.set_label_evidence(labels->categories, labels->keep_probability, labels->nodes, labels->labels);
-    evaluator.set_step_choice(cfg.dpar.choose_steps);
-  }
+  if (const auto labels = stored_labels(run))
+    evaluator.set_label_evidence(labels->categories, labels->keep_probability, labels->nodes, labels->labels,
+                                 cfg.dpar.choose_steps);
   const at::Tensor logits = evaluator.logits(net).to(torch::kCPU, torch::kFloat32).contiguous();
   const at::Tensor pred = net.predict(logits).contiguous();
   const EvalResult m = evaluator.metrics(pred);

@@ -268,21 +268,22 @@ std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) 
   return from + steps_within(*accountant_, cfg_, mech_, max_steps - from);
 }
 
-std::int64_t PrivacyPlan::planned_steps() const {
-  if (!private_) return cfg_.train.max_steps;
-  // A fresh run's history: the release's events, then the steps.
+privacy::Accountant PrivacyPlan::fresh_run_history() const {
   privacy::Accountant acc(kind_, std::vector<double>{}, conversion_);
   if (outer_subsample_) acc.set_subsample(*outer_subsample_);
   for (const auto& e : release_events_) acc.step(e.mechanism, e.count);
-  return steps_within(acc, cfg_, mech_, cfg_.train.max_steps);
+  return acc;
+}
+
+std::int64_t PrivacyPlan::planned_steps() const {
+  if (!private_) return cfg_.train.max_steps;
+  return steps_within(fresh_run_history(), cfg_, mech_, cfg_.train.max_steps);
 }
 
 std::string PrivacyPlan::planned_epsilon_source() const {
   if (!private_) return "none";
-  privacy::Accountant acc(kind_, std::vector<double>{}, conversion_);
-  if (outer_subsample_) acc.set_subsample(*outer_subsample_);
-  for (const auto& e : release_events_) acc.step(e.mechanism, e.count);
-  if (const std::int64_t steps = planned_steps(); steps > 0) acc.step(mech_, steps);
+  privacy::Accountant acc = fresh_run_history();
+  if (const std::int64_t steps = steps_within(acc, cfg_, mech_, cfg_.train.max_steps); steps > 0) acc.step(mech_, steps);
   return acc.epsilon(cfg_.privacy.delta).pld ? "pld" : "rdp";
 }
 

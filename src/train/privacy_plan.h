@@ -90,6 +90,8 @@ class PrivacyPlan {
 
  private:
   double calibrate_steps_noise(const SubgraphEpochs& epochs) const;
+  // A fresh run's history before its steps: the releases' events (and the outer subsample).
+  privacy::Accountant fresh_run_history() const;
   privacy::Mechanism mechanism_for(const SubgraphEpochs& epochs, double z) const;
   void ensure(bool ok, const std::string& message) const;
   // Collective: release i (reused, recomputed-and-checked, or made and recorded first).

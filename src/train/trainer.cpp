@@ -205,11 +205,9 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   // ---- a method's pre-training release: reused when recorded, else recorded before use -----
   const methods::PreRelease release =
       plan.release_before_training(cfg, pf, shard, comm, start.secrets.batch, &dir, start.ledger, epochs);
-  if (release.labels) {
+  if (release.labels)
     evaluator.set_label_evidence(release.labels->categories, release.labels->keep_probability, release.labels->nodes,
-                                 release.labels->labels);
-    evaluator.set_step_choice(cfg.dpar.choose_steps);
-  }
+                                 release.labels->labels, cfg.dpar.choose_steps);
   if (start.start_step > 0) {
     state.load_from_rank0(dir.paths().checkpoint().string(), comm, rank);
     if (rank == 0) spdlog::info("resuming after step {} ({} steps in the ledger)", start.start_step, start.ledger_steps);

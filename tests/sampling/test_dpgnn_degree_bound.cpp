@@ -5,10 +5,12 @@
 // degree_bound: require must give 0 such subgraphs for every v; degree_bound: paper gives
 // some on the same graph (the test can tell them apart).
 // Issue 36 (below): no capped rule of the natural kinds has a bounded count of changed
-// subgraphs (docs/privacy.md, "No capped degree bound has a bounded node-level count").
+// subgraphs (docs/privacy.md, "No capped degree bound has a bounded node-level count",
+// Theorems A-C, checked on their graphs; and on Cora and Twitch ES).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -159,7 +161,16 @@ TEST(DpgnnDegreeBound, RequireRefusesAGraphWithTooManyTrainingInNeighbours) {
 //
 // A rule maps (graph, public training mask, key) to kept in-sets RE'_u, a subset of RE_u
 // (u's training neighbours) of size <= K; E_x = {u : x in RE'_u}; S_x = {x} plus E_x.
-enum class Rule { topk, slots, all_or_nothing };
+enum class Rule { topk, slots, all_or_nothing, paper_keyed };
+const char* rule_name(Rule r) {
+  switch (r) {
+    case Rule::topk: return "keyed top-K";
+    case Rule::slots: return "keyed slots";
+    case Rule::all_or_nothing: return "all or nothing";
+    case Rule::paper_keyed: return "SAMPLE-EDGELISTS, keyed coins";
+  }
+  return "?";
+}
 using Adj = std::vector<std::vector<std::int64_t>>;  // undirected adjacency lists
 
 std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
@@ -186,6 +197,13 @@ std::vector<std::int64_t> keep(Rule rule, std::int64_t u, std::vector<std::int64
       std::sort(re.begin(), re.end(), [&](std::int64_t a, std::int64_t b) { return prio(a) < prio(b); });
       out.assign(re.begin(), re.begin() + std::min<std::int64_t>(k, static_cast<std::int64_t>(re.size())));
       break;
+    case Rule::paper_keyed: {  // SAMPLE-EDGELISTS with keyed coins: p = K / (2 |RE_u|) <= 1, drop all if > K pass
+      const double p = std::min(1.0, static_cast<double>(k) / (2.0 * static_cast<double>(re.size())));
+      for (std::int64_t v : re)
+        if (static_cast<double>(keyed(key, u, v, 3) >> 11) * 0x1.0p-53 < p) out.push_back(v);
+      if (static_cast<std::int64_t>(out.size()) > k) out.clear();
+      break;
+    }
     case Rule::slots: {  // k keyed slots; each non-empty slot keeps its member of smallest priority
       std::vector<std::int64_t> best(k, -1);
       for (std::int64_t v : re) {
@@ -322,8 +340,7 @@ TEST(DpgnnDegreeBound, NoCappedRuleHasABoundedCountOnTheAffinePlaneGraphs) {
         sum_pivots += c.pivots;
         most = std::max(most, c.without_w);
       }
-      const std::string what = "q " + std::to_string(q) + ", K " + std::to_string(k) + ", rule " +
-                               std::to_string(static_cast<int>(rule));
+      const std::string what = "q " + std::to_string(q) + ", K " + std::to_string(k) + ", rule " + rule_name(rule);
       EXPECT_GE(sum_without, sum_pivots) << what;  // the counting lemma
       // Theorem A (topk, all_or_nothing): >= K pivots per point; Theorem B (slots): >= 1.
       const std::int64_t per_point = rule == Rule::slots ? 1 : k;
@@ -334,6 +351,62 @@ TEST(DpgnnDegreeBound, NoCappedRuleHasABoundedCountOnTheAffinePlaneGraphs) {
       }
     }
   }
+}
+
+// Theorem C: w (node 0) joined to m non-training receivers, each with j - 1 training senders
+// of its own. Any rule that reads only the keyed hashes of u's own in-list, keeps <= K and
+// keeps a single in-neighbour with probability >= alpha has, for some j <= ceil(2K/alpha),
+// a mean count of changed subgraphs without w of at least m alpha^2 / (4K).
+TEST(DpgnnDegreeBound, NoLocalKeyedRuleHasABoundedCountOnStarsOfReceivers) {
+  const std::int64_t m = 200;
+  const int keys = 8;
+  for (std::int64_t k : {1, 5})
+    for (Rule rule : {Rule::topk, Rule::slots, Rule::all_or_nothing, Rule::paper_keyed}) {
+      // alpha, the rule's probability of keeping a sole in-neighbour: 1, except the keyed
+      // SAMPLE-EDGELISTS at K = 1 (p = K / 2 = 1/2); measured below on m single-sender receivers.
+      const double alpha = rule == Rule::paper_keyed && k == 1 ? 0.5 : 1.0;
+      const std::int64_t n_chain = static_cast<std::int64_t>(std::ceil(2.0 * static_cast<double>(k) / alpha));
+      const std::string what = "K " + std::to_string(k) + ", rule " + rule_name(rule);
+      double best = 0.0;
+      for (std::int64_t j = 1; j <= n_chain; ++j) {
+        const std::int64_t n = 1 + m + m * (j - 1);
+        Adj adj(n);
+        std::vector<std::uint8_t> train(n, 0);
+        train[0] = 1;
+        for (std::int64_t i = 0; i < m; ++i) {
+          const std::int64_t u = 1 + i;
+          adj[0].push_back(u);
+          adj[u].push_back(0);
+          for (std::int64_t l = 0; l < j - 1; ++l) {
+            const std::int64_t x = 1 + m + i * (j - 1) + l;
+            train[x] = 1;
+            adj[x].push_back(u);
+            adj[u].push_back(x);
+          }
+        }
+        double mean = 0.0;
+        std::int64_t sole_kept = 0;
+        for (int key = 1; key <= keys; ++key) {
+          const Bounded g = bound_graph(adj, train, -1, rule, k, static_cast<std::uint64_t>(key));
+          for (std::int64_t u = 1; u <= m; ++u) ASSERT_LE(static_cast<std::int64_t>(g.kept[u].size()), k) << what;
+          if (j == 1)
+            for (std::int64_t u = 1; u <= m; ++u) sole_kept += static_cast<std::int64_t>(g.kept[u].size());
+          mean += static_cast<double>(compare(g, bound_graph(adj, train, 0, rule, k, static_cast<std::uint64_t>(key)),
+                                              train, 0)
+                                          .without_w);
+        }
+        if (j == 1) {  // the premise: a sole in-neighbour is kept with probability alpha
+          EXPECT_NEAR(static_cast<double>(sole_kept) / static_cast<double>(m * keys), alpha, 0.1) << what;
+          EXPECT_EQ(mean, 0.0) << what;  // nothing else to change
+        }
+        best = std::max(best, mean / keys);
+      }
+      std::cout << "star of " << m << " receivers, " << what << ": best mean changed subgraphs without w " << best
+                << " (Theorem C: >= " << static_cast<double>(m) * alpha * alpha / (4.0 * static_cast<double>(k))
+                << ")\n";
+      EXPECT_GE(best, static_cast<double>(m) * alpha * alpha / (4.0 * static_cast<double>(k))) << what;
+      EXPECT_GT(best, static_cast<double>(dpgnn_occurrence_bound(k, 1))) << what;
+    }
 }
 
 // Real graphs: an undirected edge list read from ../shared/data, ids compacted.
@@ -420,11 +493,11 @@ TEST(DpgnnDegreeBound, NaturalCappedRulesExceedTheAccountantsCountOnRealGraphs) 
   ASSERT_EQ(cora.size(), 2708u);
   ASSERT_EQ(twitch.size(), 4648u);
   for (std::int64_t k : {1, 5})
-    for (Rule rule : {Rule::topk, Rule::slots}) {
+    for (Rule rule : {Rule::topk, Rule::slots, Rule::paper_keyed}) {
       for (const auto& [name, adj, fraction] :
            {std::make_tuple("cora", &cora, 0.55), std::make_tuple("twitch-es", &twitch, 0.5)}) {
         const Worst c = worst_change(*adj, fraction, rule, k);
-        std::cout << name << ", K " << k << ", rule " << (rule == Rule::topk ? "topk" : "slots")
+        std::cout << name << ", K " << k << ", rule " << rule_name(rule)
                   << ": most changed subgraphs removing a top-10-degree training node " << c.top
                   << ", a random node " << c.random << ", adding the adversarial node " << c.added
                   << " (N(K, 1) = " << dpgnn_occurrence_bound(k, 1) << ")\n";

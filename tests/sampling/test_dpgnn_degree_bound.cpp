@@ -152,7 +152,6 @@ TEST(DpgnnDegreeBound, RequireRefusesAGraphWithTooManyTrainingInNeighbours) {
   EXPECT_THROW(parse_degree_bound("covered"), UsageError);
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Issue 36 (docs/privacy.md, "No capped degree bound has a bounded node-level count"):
 // no degree-bounding rule of the kinds below has a graph-independent bound on the number

@@ -488,7 +488,8 @@ TEST(DpgnnDegreeBound, NaturalCappedRulesExceedTheAccountantsCountOnRealGraphs) 
   const std::string data = std::string(DPGNN_SHARED_DIR) + "/data/";
   const Adj cora = read_edges(data + "cora/pygcn/cora.cites", '\t', false);
   const Adj twitch = read_edges(data + "twitch-es/ES_edges.csv", ',', true);
-  if (cora.empty() || twitch.empty()) GTEST_SKIP() << "no " << data << "cora/pygcn/cora.cites or twitch-es/ES_edges.csv";
+  if (cora.empty() || twitch.empty())
+    GTEST_SKIP() << "no " << data << "cora/pygcn/cora.cites or twitch-es/ES_edges.csv";
   ASSERT_EQ(cora.size(), 2708u);
   ASSERT_EQ(twitch.size(), 4648u);
   for (std::int64_t k : {1, 5})

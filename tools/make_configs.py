@@ -724,10 +724,10 @@ def dpar_config(name):
 # differs from them and better defaults reach every file without a change here.
 # --------------------------------------------------------------------------------------------
 BEST_METHODS = METHODS + ["dpar", "split"]
-# DPAR's best setup we know is configs/recommended.yaml's (DPAR with the DP-APPR release cut to one
-# node, 4 propagation steps and, from epsilon 6, the label release): at epsilon 8 it beat DPAR's
-# defaults on every graph of the results matrix, by 0.4-7 points (docs/results.md). Read from that
-# file, so the two cannot drift apart; train.seed is the catalogue's.
+# DPAR's best setup we know is configs/recommended.yaml's (DPAR without the DP-APPR release, a
+# bias-free linear model, 4 propagation steps and, from epsilon 6, the label release): it beats
+# DPAR's defaults on the graphs of the results matrix (docs/results.md). Read from that file, so
+# the two cannot drift apart; train.seed is the catalogue's.
 RECOMMENDED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "recommended.yaml")
 # Multi-label datasets: dpgnn refuses the label release there (randomized response is for one
 # label per node), so their dpar.yaml keeps the rest of the recommended settings without it.
@@ -846,7 +846,7 @@ def best_config(name, method):
     elif method == "dpar":
         h += ["The settings of configs/recommended.yaml (DPAR, tuned): at epsilon 8 they beat DPAR's defaults on every "
               "graph of the results matrix (docs/results.md).",
-              "The DP-APPR release is cut to one node and 1% of the budget, inference propagates 4 steps, and from "
+              "No DP-APPR release, a linear model without bias, inference propagates 4 steps, and from "
               "epsilon 6 half the budget releases"
               + (" the training labels by randomized response (docs/privacy.md, \"DPAR's label release\")."
                  if name not in MULTILABEL else

@@ -97,6 +97,10 @@ void ModelConfig::validate() const {
   if (num_classes < 1) {
     throw UsageError("model.num_classes: must be >= 1, got " + std::to_string(num_classes));
   }
+  if (!bias && arch != Arch::kMlp) {
+    throw UsageError("model.bias: false is offered for the mlp architecture only (dp-mlp, mlp, dpar), got " +
+                     arch_name(arch));
+  }
   if (!(dropout >= 0.0 && dropout < 1.0)) {
     throw UsageError("model.dropout: must be in [0, 1), got " + std::to_string(dropout));
   }
@@ -135,7 +139,7 @@ Gnn::Gnn(const ModelConfig& config, std::uint64_t init_seed, c10::Device device,
       case Arch::kGcn:
       case Arch::kMlp:
         lp.w = add_parameter(p + "weight", {dout, din}, l);
-        lp.b = add_parameter(p + "bias", {dout}, l);
+        if (config_.bias) lp.b = add_parameter(p + "bias", {dout}, l);  // validate(): no bias only for mlp
         break;
       case Arch::kSage:
         lp.w = add_parameter(p + "lin_self.weight", {dout, din}, l);
@@ -231,7 +235,8 @@ at::Tensor Gnn::apply_layer(int l, const at::Tensor& h_src, const GraphBlock& bl
       break;
     }
     case Arch::kMlp: {
-      out = at::addmm(W(lp.b), h_dst, W(lp.w).t());  // [num_dst, d_out]
+      // lp.b is -1 without a bias (model.bias: false): the map records no bias.
+      out = lp.b >= 0 ? at::addmm(W(lp.b), h_dst, W(lp.w).t()) : at::mm(h_dst, W(lp.w).t());  // [num_dst, d_out]
       record(lp.w, lp.b, h_dst, out);
       break;
     }
@@ -336,7 +341,7 @@ at::Tensor Gnn::layer_forward_csr(int layer, const at::Tensor& h, const CsrAdjac
       break;
     }
     case Arch::kMlp:
-      out = at::addmm(W(lp.b), h, W(lp.w).t());
+      out = lp.b >= 0 ? at::addmm(W(lp.b), h, W(lp.w).t()) : at::mm(h, W(lp.w).t());
       break;
   }
   // In place: `out` is this layer's own buffer, [n_rows, d_{l+1}] is the largest one.

@@ -127,6 +127,9 @@ const std::vector<Field>& fields() {
       DPGNN_STR("model.input_norm", model.input_norm,
                 "none | l2: divide each node's feature row by its Euclidean norm before the model reads it (training, "
                 "evaluation, prediction); per-node preprocessing, no privacy cost"),
+      DPGNN_NUM("model.bias", model.bias, bool, "boolean",
+                "a bias per linear map; false (mlp architecture only: mlp, dp-mlp, dpar) leaves it out, so no noise "
+                "lands on a class offset that propagation at inference cannot average away (docs/models.md)"),
       DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
                 "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r, drw-d (each "
                 "re-sampling epoch's M) and split all M while M <= 4096 (a full batch), else min(256, M/2); dpar all "
@@ -197,7 +200,8 @@ const std::vector<Field>& fields() {
                 "the composed budget (paper: 0.5)"),
       DPGNN_NUM("dpar.appr_nodes", dpar.appr_nodes, std::int64_t, "integer",
                 "M training nodes, chosen uniformly by the secure generator, that get a DP-APPR vector (paper: 70); "
-                "the others aggregate only their own features"),
+                "the others aggregate only their own features; 0 = no DP-APPR release (dpar.appr_fraction unused, "
+                "every node its own example, the steps accounted by PLD when no other release is made)"),
       DPGNN_NUM("dpar.top_k", dpar.top_k, int, "integer", "K entries kept per DP-APPR vector, >= 1 (paper: 2)"),
       DPGNN_NUM("dpar.alpha", dpar.alpha, double, "number",
                 "teleport probability of APPR and of the inference power iteration, in (0, 1) (paper: 0.25)"),
@@ -396,7 +400,10 @@ void validate(const Config& c) {
           "must be gm, em0 or em1, got '" + d.mechanism + "'");
   require(std::isfinite(d.appr_fraction) && d.appr_fraction > 0 && d.appr_fraction < 1, f, "dpar.appr_fraction",
           "must be in (0, 1)");
-  require(d.appr_nodes >= 1, f, "dpar.appr_nodes", "must be >= 1");
+  require(d.appr_nodes >= 0, f, "dpar.appr_nodes", "must be >= 0 (0 = no DP-APPR release)");
+  require(d.appr_nodes >= 1 || d.graph_sampling_rate >= 1, f, "dpar.appr_nodes",
+          "0 (no DP-APPR release) cannot be combined with dpar.graph_sampling_rate < 1 (the hidden sample is drawn "
+          "with the release)");
   require(d.top_k >= 1, f, "dpar.top_k", "must be >= 1");
   require(std::isfinite(d.alpha) && d.alpha > 0 && d.alpha < 1, f, "dpar.alpha", "must be in (0, 1)");
   require(std::isfinite(d.rho) && d.rho > 0, f, "dpar.rho", "must be > 0");
@@ -408,7 +415,7 @@ void validate(const Config& c) {
           "dpar.graph_sampling_rate", "must be in (0, 1]");
   require(std::isfinite(d.label_fraction) && d.label_fraction >= 0 && d.label_fraction < 1, f, "dpar.label_fraction",
           "must be in [0, 1)");
-  require(d.appr_fraction + d.label_fraction < 1, f, "dpar.label_fraction",
+  require((d.appr_nodes >= 1 ? d.appr_fraction : 0.0) + d.label_fraction < 1, f, "dpar.label_fraction",
           "plus dpar.appr_fraction must be < 1 (DP-SGD needs a share of the budget)");
   require(std::isfinite(d.label_min_epsilon) && d.label_min_epsilon >= 0, f, "dpar.label_min_epsilon", "must be >= 0");
   require(d.label_fraction == 0 || d.graph_sampling_rate >= 1, f, "dpar.label_fraction",

@@ -589,6 +589,14 @@ TEST(RecommendedConfig, CompletedWithDataAndPrivacyPlansAPrivateRun) {
   EXPECT_NE(r.output.find("privacy.accountant pld (epsilon by rdp: a mechanism of this history has no PLD pair)"),
             std::string::npos)
       << r.output;
+  // Below epsilon 6 there is no release at all (dpar.appr_nodes 0, no label release): the
+  // steps alone, full-batch Gaussians, which the PLD accountant takes.
+  const CommandResult low = run_command(cd + DPGNN_BINARY + " train --dry-run --config " + cfg +
+                                        " --set data.dataset=g.h5 --set data.partition=g.random2.h5"
+                                        " --set privacy.target_epsilon=1 --set privacy.delta=1e-5");
+  ASSERT_EQ(low.exit_code, 0) << low.output;
+  EXPECT_NE(low.output.find("privacy.accountant pld"), std::string::npos) << low.output;
+  EXPECT_EQ(low.output.find("epsilon by rdp"), std::string::npos) << low.output;
 }
 
 class DryRun : public ::testing::TestWithParam<std::string> {};

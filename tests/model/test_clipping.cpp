@@ -141,6 +141,33 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(at::kDouble, at::kFloat)),
     case_name);
 
+// model.bias: false (mlp only): the maps record no bias, so the norms leave out the bias
+// term; the oracle differentiates the model as it is, so it sees the same parameters.
+TEST(ClippingEngine, MlpWithoutBiasMatchesOracleForEveryStrategyAndDepth) {
+  for (int layers : {1, 2, 3}) {
+    ModelConfig c = tiny_config(Arch::kMlp, layers, false);
+    c.bias = false;
+    Gnn model(c, 7, at::kCPU, at::kDouble);
+    RandomBatchSpec spec;
+    spec.sizes = kRaggedSizes;
+    const Batch batch = random_batch(spec);
+    const auto probe = naive_per_sample(model, batch, {}, ClipConfig::flat(1.0), false);
+    const ClipConfig clip = ClipConfig::flat(median_of(probe.norms));
+    const auto oracle = naive_per_sample(model, batch, {}, clip, false);
+    for (NormKernel kernel : {NormKernel::kSegment, NormKernel::kSizeClass})
+    for (NormStrategy s : {NormStrategy::kAuto, NormStrategy::kGhost, NormStrategy::kMaterialize}) {
+      const std::string what = std::to_string(layers) + " layers, strategy " + std::to_string(static_cast<int>(s)) +
+                               (kernel == NormKernel::kSegment ? " segment" : " size-class");
+      ClipResult r;
+      const at::Tensor sum = run_engine(model, batch, clip, {}, &r, s, kernel);
+      expect_norms_close(r.norms, oracle.norms, 1e-5, what + " norms");
+      expect_close(sum, oracle.clipped_sum, 1e-5, what + " clipped sum");
+      EXPECT_GT(r.num_clipped, 0) << what;
+      EXPECT_LT(r.num_clipped, batch.num_subgraphs()) << what;
+    }
+  }
+}
+
 TEST(ClippingEngine, BatchOfSizeOneSubgraphsMatchesOracle) {
   for (Arch arch : {Arch::kGcn, Arch::kSage, Arch::kGin, Arch::kMlp}) {
     Gnn model(tiny_config(arch, 2, false), 5, at::kCPU, at::kDouble);

@@ -99,6 +99,34 @@ ModelConfig small_config(Arch arch, int layers) {
   return c;
 }
 
+// model.bias: false (mlp only): one weight per layer, no bias parameter, logits x W^T by hand,
+// in the training forward and in layer-wise inference alike.
+TEST(Gnn, MlpWithoutBiasHasOnlyWeightsAndComputesXWTransposed) {
+  ModelConfig c = scalar_config(Arch::kMlp);
+  c.bias = false;
+  Gnn model(c, 1, at::kCPU, at::kDouble);
+  ASSERT_EQ(model.parameter_names(), std::vector<std::string>{"layers.0.weight"});
+  set_params(model, {-2.0});
+  expect_values(model.forward_full(kPathX, path_block()), {-2.0, -4.0, -6.0});
+  // Two layers: names, count and the layer-wise inference equal to the training forward.
+  ModelConfig two = small_config(Arch::kMlp, 2);
+  two.bias = false;
+  Gnn deep(two, 3, at::kCPU, at::kDouble);
+  EXPECT_EQ(deep.parameter_names(), (std::vector<std::string>{"layers.0.weight", "layers.1.weight"}));
+  EXPECT_EQ(deep.num_parameters(), 6 * 5 + 3 * 6);
+  testing::RandomBatchSpec spec;
+  spec.sizes = {1, 4, 6};
+  const Batch batch = testing::random_batch(spec);
+  const TrainForward fw = deep.forward_train(batch, {}, false);
+  for (const auto& m : fw.maps) EXPECT_EQ(m.bias, -1) << "a map of layer " << m.layer << " records a bias";
+  at::Tensor h = batch.x;
+  for (int l = 0; l < 2; ++l) h = deep.layer_forward(l, h, batch.block);
+  EXPECT_LE((h.index_select(0, batch.root) - fw.root_logits.detach()).abs().max().item<double>(), 1e-12);
+  const at::Tensor w0 = deep.parameters()[0], w1 = deep.parameters()[1];
+  const at::Tensor by_hand = at::mm(at::relu(at::mm(batch.x, w0.t())), w1.t()).index_select(0, batch.root);
+  EXPECT_LE((by_hand - fw.root_logits.detach()).abs().max().item<double>(), 1e-12);
+}
+
 TEST(Gnn, LayerwiseInferenceOnTheTrainingGraphEqualsTheTrainingForward) {
   testing::RandomBatchSpec spec;
   spec.sizes = {1, 4, 6, 3, 2};
@@ -228,6 +256,19 @@ TEST(ModelConfig, RejectsOutOfRangeValuesNamingTheKey) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("model.dropout"), std::string::npos);
   }
+  for (Arch arch : {Arch::kGcn, Arch::kSage, Arch::kGin}) {
+    c = small_config(arch, 2);
+    c.bias = false;
+    try {
+      c.validate();
+      FAIL() << "bias false accepted for " << arch_name(arch);
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("model.bias"), std::string::npos);
+    }
+  }
+  c = small_config(Arch::kMlp, 2);
+  c.bias = false;
+  EXPECT_NO_THROW(c.validate());
   EXPECT_THROW(parse_arch("gat"), UsageError);
   EXPECT_EQ(parse_arch("sage"), Arch::kSage);
   EXPECT_THROW(parse_activation("gelu"), UsageError);

@@ -142,6 +142,56 @@ TEST(DparMethod, TheLedgerHoldsTheReleaseThenTheStepsAndRebuildsTheEpsilon) {
   EXPECT_GT(s.epsilon, 2.0 * 0.999);
 }
 
+// dpar.appr_nodes 0: no DP-APPR release. Every training node is its own example (g = 1), the
+// ledger holds only the steps, and a full batch is the plain Gaussian mechanism, which the PLD
+// accountant takes exactly: 100 steps at epsilon 1, delta 1e-5 need z = sqrt(100) / mu with mu
+// the mu-GDP parameter of (1, 1e-5)-DP (Dong, Roth & Su 2022, Corollary 2.13: delta(eps) =
+// Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)); solved independently with scipy's brentq:
+// mu = 0.26805112, z = 37.3063. RDP would need 40.454 (the same script), so the run's z must
+// sit between the exact value and the pessimistic discretisation's small excess.
+TEST(DparMethod, WithoutTheDpApprReleaseEveryNodeIsAnExampleAndFullBatchStepsAreThePlainGaussian) {
+  dpgnn::testing::TempDir tmp;
+  const Config cfg = dpar_config({"dpar.appr_nodes=0", "train.batch_size=0", "privacy.target_epsilon=1",
+                                  "privacy.delta=1e-5", "train.max_steps=100"});
+  const std::string out = tmp.file("noappr");
+  const TrainSummary s = train_in_process(cfg, out, 2);
+  const auto entries = read_ledger(out + "/ledger.jsonl");
+  std::int64_t steps = 0;
+  for (const auto& e : entries) {
+    ASSERT_EQ(e.release, "sgd") << "no pre-training release is recorded";
+    EXPECT_EQ(e.mechanism.scheme, privacy::Scheme::kGroupWor);
+    EXPECT_EQ(e.mechanism.group_size(), 1);
+    EXPECT_EQ(e.mechanism.dataset_size, 400) << "every training node is an example";
+    EXPECT_EQ(e.mechanism.batch_size, 400);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 100);
+  EXPECT_GE(s.noise_multiplier, 37.3063 * (1 - 1e-4));
+  EXPECT_LE(s.noise_multiplier, 37.3063 * 1.01);
+  EXPECT_LE(s.epsilon, 1.0);
+  const auto summary = testing::read_json(out + "/summary.json");
+  EXPECT_FALSE(summary.contains("release"));
+  // With the label release on (share 0.5 x 8 >= 3) it is the only release, and RDP accounts it.
+  const Config labels = dpar_config({"dpar.appr_nodes=0", "train.batch_size=0", "privacy.target_epsilon=8",
+                                     "dpar.label_fraction=0.5", "train.max_steps=5"});
+  train_in_process(labels, tmp.file("labels"), 2);
+  const auto le = read_ledger(tmp.file("labels") + "/ledger.jsonl");
+  ASSERT_GE(le.size(), 2u);
+  EXPECT_EQ(le[0].release, "labels-rr");
+  EXPECT_EQ(le[0].mechanism.scheme, privacy::Scheme::kRandomizedResponse);
+  EXPECT_EQ(le[1].release, "sgd");
+  EXPECT_EQ(le[1].mechanism.dataset_size, 400);
+}
+
+TEST(DparMethod, NoDpApprReleaseIsRefusedWithGraphSampling) {
+  try {
+    dpar_config({"dpar.appr_nodes=0", "dpar.graph_sampling_rate=0.5"});
+    FAIL() << "appr_nodes 0 with graph sampling was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("dpar.appr_nodes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DparMethod, RefusesAMetisPartition) {
   dpgnn::testing::TempDir tmp;
   const Config cfg = base_config({"method=dpar", "dpar.appr_nodes=10"});  // the fixture's METIS parts
@@ -244,7 +294,7 @@ TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
                                "dpar.propagation_steps=0", "dpar.graph_sampling_rate=0.09"}));
   for (const std::string bad : {"dpar.mechanism=em2", "dpar.appr_fraction=1", "dpar.appr_fraction=0", "dpar.top_k=0",
                                 "dpar.alpha=1", "dpar.rho=0", "dpar.tolerance=-1", "dpar.gm_clip=0", "dpar.em_clip=0",
-                                "dpar.propagation_steps=-1", "dpar.appr_nodes=0", "dpar.graph_sampling_rate=0",
+                                "dpar.propagation_steps=-1", "dpar.appr_nodes=-1", "dpar.graph_sampling_rate=0",
                                 "dpar.graph_sampling_rate=1.5", "dpar.bogus=1"}) {
     try {
       dpar_config({bad});
@@ -399,8 +449,9 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     const auto r = dpgnn::testing::run_command(train + " --out " + tmp.file("run" + h));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto summary = testing::read_json(tmp.file("run" + h) + "/summary.json");
-    ASSERT_EQ(summary.at("releases").size(), 2u) << "DP-APPR and the labels";
-    EXPECT_EQ(summary.at("releases")[1].at("name"), "labels-rr");
+    // configs/recommended.yaml makes no DP-APPR release (dpar.appr_nodes 0): the labels alone.
+    ASSERT_EQ(summary.at("releases").size(), 1u) << "the labels only";
+    EXPECT_EQ(summary.at("releases")[0].at("name"), "labels-rr");
     chosen[h] = summary.at("propagation_steps").get<int>();
     // The choice reads unnoised private data: summary.json says it is outside the guarantee
     // (issue 34). (This run pins its noise seed, so it says private: false as well.)

@@ -58,6 +58,7 @@ struct ModelConfig {
   Activation activation = Activation::kRelu;
   double dropout = 0.0;      // in [0, 1)
   bool multilabel = false;   // sigmoid BCE over C labels instead of softmax cross-entropy
+  bool bias = true;          // a bias per linear map; false (mlp only): x W^T, no bias parameter
   // Throws UsageError naming "model.<key>" and the allowed range.
   void validate() const;
 };

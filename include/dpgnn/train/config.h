@@ -41,6 +41,7 @@ struct ModelSection {
   std::string activation = "relu";
   double dropout = 0.0;
   std::string input_norm = "none";  // none | l2: row-normalise each node's features (train/feature_norm.h)
+  bool bias = true;                 // false: no bias in the linear maps (mlp architecture only)
 };
 
 struct TrainSection {

@@ -109,9 +109,11 @@ class Dpar : public MethodSpec {
   std::string name() const override { return "dpar"; }
   std::string accountant(const Config&) const override { return "dpar_appr_then_group_wor"; }
   std::string pairing(const Config& c) const override {
-    return "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
-           std::to_string(c.dpar.top_k) + ", " + std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) +
-           "% of the budget)" +
+    return (c.dpar.appr_nodes > 0
+                ? "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
+                      std::to_string(c.dpar.top_k) + ", " +
+                      std::to_string(static_cast<int>(c.dpar.appr_fraction * 100 + 0.5)) + "% of the budget)"
+                : std::string("no DP-APPR release")) +
            (label_release_on(c) ? ", the training labels by randomized response (" +
                                       std::to_string(static_cast<int>(c.dpar.label_fraction * 100 + 0.5)) + "% of the budget)"
                                 : std::string()) +
@@ -142,9 +144,13 @@ class Dpar : public MethodSpec {
     return privacy::Mechanism::group_wor(realised, m, occurrence_bound, z);
   }
 
+  // dpar.appr_nodes 0: no DP-APPR release (every node its own example, g = 1), so with no label
+  // release either the history is the steps alone and the PLD accountant can take it.
   std::vector<const PreTrainingRelease*> pre_training_releases(const Config& c) const override {
-    if (label_release_on(c)) return {&appr_, &labels_};
-    return {&appr_};
+    std::vector<const PreTrainingRelease*> r;
+    if (c.dpar.appr_nodes > 0) r.push_back(&appr_);
+    if (label_release_on(c)) r.push_back(&labels_);
+    return r;
   }
   int propagation_steps(const Config& c) const override { return c.dpar.propagation_steps; }
 

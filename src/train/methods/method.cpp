@@ -109,6 +109,7 @@ model::ModelConfig model_config(const Config& c, const graph::DatasetMeta& meta)
   mc.num_classes = static_cast<int>(meta.num_classes);
   mc.activation = model::parse_activation(c.model.activation);
   mc.dropout = c.model.dropout;
+  mc.bias = c.model.bias;
   mc.multilabel = meta.multilabel;
   mc.validate();
   return mc;

@@ -22,7 +22,7 @@
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/privacy/audit_bound.h"
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 #include "dpgnn/util/error.h"
 #include "methods/method.h"
 #include "dpgnn/util/hdf5.h"

@@ -10,8 +10,8 @@
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/sampling/batch.h"
-#include "dpgnn/train/noise.h"
-#include "dpgnn/train/noise_prefetch.h"
+#include "dpgnn/noise/discrete_gaussian.h"
+#include "dpgnn/noise/prefetch.h"
 #include "dpgnn/util/log.h"
 #include "fault_points.h"
 #include "privacy_plan.h"
@@ -116,16 +116,16 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   const std::int64_t end_step = rank == 0 ? ctx.plan.budget_end(start_step, cfg.train.max_steps) : 0;
 
   // [gradient | loss | count | stop | interrupt] in float64: a private run's gradient travels as
-  // integers on the noise grid (train/noise.h), which a float64 all-reduce sums exactly.
+  // integers on the noise grid (noise/discrete_gaussian.h), which a float64 all-reduce sums exactly.
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(net.device());
   at::Tensor buffer = torch::zeros({P + 4}, f64);
   at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(net.device()));
   // Rank 0 draws step t + 1's noise on spare cores while step t is computed (the noise depends
-  // only on the secret, the step and the variance: noise_prefetch.h); bit-identical to drawing it
+  // only on the secret, the step and the variance: noise/prefetch.h); bit-identical to drawing it
   // in the step.
-  std::unique_ptr<NoisePrefetcher> noise;
+  std::unique_ptr<noise::NoisePrefetcher> noise;
   if (priv && rank == 0 && stop == 0.0) {
-    noise = std::make_unique<NoisePrefetcher>(ctx.secrets.noise, static_cast<std::size_t>(P), ctx.noise_threads);
+    noise = std::make_unique<noise::NoisePrefetcher>(ctx.secrets.noise, static_cast<std::size_t>(P), ctx.noise_threads);
     noise->request(static_cast<std::uint64_t>(start_step), ctx.plan.grid().variance);
   }
   const auto loop_start = Clock::now();

@@ -36,6 +36,13 @@
 //   all v, then by induction f_u(S) = {w in S : w in f_u({w})}, an independent per-edge rule
 //   whose kept set is unbounded unless at most K ids can ever pass; so the bound has to
 //   hold in the input (bounding it beforehand is a preprocessing step outside the guarantee).
+//   Nor is the number of changed subgraphs bounded for the natural capped rules (issue 36):
+//   on the affine-plane graphs G_{q,K} one node's removal changes >= q K / (K+1) subgraphs
+//   that do not contain it under every rule that keeps all in-edges of nodes within the cap
+//   (keyed top-K included), >= q / (K+1) under keyed slots; and every keyed rule that reads
+//   only u's own in-list (this file's coins made keyed included) changes unboundedly many on
+//   a star of receivers (docs/privacy.md, "No capped degree bound has a bounded node-level
+//   count", Theorems A-C; tests/sampling/test_dpgnn_degree_bound.cpp).
 // SAMPLE-SUBGRAPHS (Algorithm 3, lines 191-199): one S_v per training node v.
 // Lemma 1 (lines 180-182, 197-202; proof lines 658-683): every node is in at most
 //   N(K, r) = sum_{i=0}^{r} K^i subgraphs. We count occurrences while building and throw

@@ -21,10 +21,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dpgnn/dist/bandwidth.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/dist/device.h"
 #include "dpgnn/dist/environment.h"
@@ -108,9 +110,13 @@ struct Buffer {
 int run(int argc, char** argv) {
   const EnvironmentInfo& env = init_environment(&argc, &argv);
   const Options opt = parse(argc, argv);
-  std::unique_ptr<Communicator> comm = make_communicator(opt.where);
+  // The benchmark measures one backend: the device communicator for --where cuda.
+  std::optional<Collectives> comms(Collectives::open(opt.where == BufferLocation::cuda));
+  if (opt.where == BufferLocation::cuda && comms->device() == nullptr)
+    throw UsageError("bench_allreduce: -d cuda measures NCCL; unset DPGNN_GPU_COLLECTIVES");
+  Communicator* comm = opt.where == BufferLocation::cuda ? comms->device() : &comms->host();
   const int n = comm->size();
-  std::unique_ptr<Communicator> host_comm = make_communicator(BufferLocation::host);  // for reductions of results
+  Communicator* host_comm = &comms->host();  // for reductions of results
   if (env.world_rank == 0) {
     std::printf("# dpgnn bench_allreduce: backend %s, %d ranks, float32 sum in place; time = slowest "
                 "rank's mean per call (algbw/busbw use it), median = slowest rank's median call\n",
@@ -167,8 +173,7 @@ int run(int argc, char** argv) {
                   static_cast<long long>(wrong));
     std::fflush(stdout);
   }
-  comm.reset();
-  host_comm.reset();
+  comms.reset();  // every communicator before MPI_Finalize
   finalize_environment();
   return 0;
 }

@@ -1,4 +1,4 @@
-// The cost of the exact discrete Gaussian noise (train/noise.h) per training step: P
+// The cost of the exact discrete Gaussian noise (noise/discrete_gaussian.h) per training step: P
 // coordinates drawn from the XChaCha20 keystream, at the trainer's grid (s2 ~ 2^52).
 //   build/bench/bench_noise [--params 10000000] [--steps 3] [--threads 1,2,all] [--legacy 1]
 //                           [--overlap-ms 0]
@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "dpgnn/train/noise.h"
-#include "dpgnn/train/noise_prefetch.h"
+#include "dpgnn/noise/discrete_gaussian.h"
+#include "dpgnn/noise/prefetch.h"
 
 namespace legacy {
 // CKS20 Algorithms 1-3 as they were before issue 24 (src/train/noise.cpp at 877de9b): one
@@ -76,12 +76,12 @@ std::int64_t sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance)
 // The same chunks and thread split as add_discrete_gaussian_noise_threads.
 void add_noise(double* out, std::size_t n, std::uint64_t variance, const dpgnn::Secret& key, std::uint64_t step,
                int threads) {
-  const std::size_t chunks = dpgnn::train::noise_chunks(n);
+  const std::size_t chunks = dpgnn::noise::noise_chunks(n);
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t c; (c = next.fetch_add(1)) < chunks;) {
       SecureStream rng(key, dpgnn::StreamPurpose::noise, step, c);
-      const std::size_t lo = c * dpgnn::train::kNoiseChunk, hi = std::min(n, lo + dpgnn::train::kNoiseChunk);
+      const std::size_t lo = c * dpgnn::noise::kNoiseChunk, hi = std::min(n, lo + dpgnn::noise::kNoiseChunk);
       for (std::size_t i = lo; i < hi; ++i) out[i] += static_cast<double>(sample_discrete_gaussian(rng, variance));
     }
   };
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     }
   }
   using namespace dpgnn;
-  const train::NoiseGrid grid = train::make_noise_grid(2.0, 2.0, params);  // z = 1, C = 1, replace-one
+  const noise::NoiseGrid grid = noise::make_noise_grid(2.0, 2.0, params);  // z = 1, C = 1, replace-one
   const auto n = static_cast<std::size_t>(params);
   std::vector<double> buf(n, 0.0);
   const Secret key = random_secret();
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
         const auto a = std::chrono::steady_clock::now();
         const double c = cpu_seconds();
         if (which == 0)
-          train::add_discrete_gaussian_noise_threads(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s),
+          noise::add_discrete_gaussian_noise_threads(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s),
                                                      k);
         else
           legacy::add_noise(buf.data(), n, grid.variance, key, static_cast<std::uint64_t>(s), k);
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   }
   if (overlap_ms > 0) {
     // The trainer's loop with the prefetcher: request t+1, work on t, add t's noise.
-    train::NoisePrefetcher pre(key, n, all);
+    noise::NoisePrefetcher pre(key, n, all);
     pre.request(0, grid.variance);
     double waited = 0, worst = 0;
     for (int s = 0; s < steps; ++s) {

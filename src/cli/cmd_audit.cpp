@@ -59,6 +59,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
       if (!path.empty() && !std::filesystem::exists(path))
         throw CollectiveError(ConfigError(cfg.source, key, "file '" + path + "' does not exist").what(), kExitUsage,
                               report);
+    check_gpu_collectives_variable(report);
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::AuditOptions ao;
@@ -68,10 +69,9 @@ void add_audit_command(CLI::App& root, Registry& registry) {
     ao.keep_data = opt->keep_data;
     ao.progress = !opt->json;
     ao.local_ranks = env.local_size;
-    ao.local_rank = env.local_rank;
     {
       const auto comms = dist::Collectives::open(cfg.device != "cpu", train::cuda_device_index(cfg));
-      const train::AuditResult r = train::run_audit(cfg, ao, comms.host(), comms.device());
+      const train::AuditResult r = train::run_audit(cfg, ao, comms);
       if (env.world_rank == 0) {
         if (opt->json) {
           std::cout << train::audit_json(r).dump() << "\n";

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "command.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/partition/distributed_partition.h"
 #include "dpgnn/partition/partition_writer.h"
@@ -75,15 +76,19 @@ void add_partition_command(CLI::App& root, Registry& registry) {
     // Under mpiexec with several ranks: PT-Scotch across the ranks (DESIGN.md 5); otherwise
     // METIS (or random) in this one process, without MPI.
     int ranks = 1, rank = 0;
+    partition::PartitionReport rep;
     if (launcher_world_size() > 1) {
       const auto& env = dist::init_environment(nullptr, nullptr);
       set_finalize_handler([] { dist::finalize_environment(); });
       ranks = env.world_size;
       rank = env.world_rank;
     }
-    const partition::PartitionReport rep = ranks > 1
-                                               ? partition::partition_dataset_distributed(opt->dataset, opt->out, po)
-                                               : partition::partition_dataset(opt->dataset, opt->out, po);
+    if (ranks > 1) {
+      const auto comms = dist::Collectives::open(/*on_gpu=*/false);
+      rep = partition::partition_dataset_distributed(opt->dataset, opt->out, po, comms);
+    } else {
+      rep = partition::partition_dataset(opt->dataset, opt->out, po);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ranks > 1) dist::finalize_environment();
     if (rank != 0) return 0;  // rank 0 reports

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
-#include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/train/predict.h"
 #include "dpgnn/util/error.h"
@@ -45,14 +45,14 @@ void add_predict_command(CLI::App& root, Registry& registry) {
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     {
-      auto comm = dist::make_communicator(dist::BufferLocation::host);
-      const train::PredictResult r = train::run_prediction(opt->p, *comm);
+      const auto comms = dist::Collectives::open(/*on_gpu=*/false);  // prediction runs on the CPU
+      const train::PredictResult r = train::run_prediction(opt->p, comms);
       if (env.world_rank == 0) {
         const std::string key = r.multilabel ? "f1_micro" : "accuracy";
         if (opt->json) {
           nlohmann::json j = {{"val_" + key, r.val},     {"test_" + key, r.test}, {"val_nodes", r.val_nodes},
                               {"test_nodes", r.test_nodes}, {"nodes", r.nodes},     {"classes", r.classes}, {"private", r.is_private},
-                              {"ranks", comm->size()},     {"out", opt->p.out}};
+                              {"ranks", comms.size()},     {"out", opt->p.out}};
           std::cout << j.dump() << "\n";
         } else {
           std::cout << "predict: " << r.nodes << " nodes, val " << key << " " << r.val << ", test " << key << " "

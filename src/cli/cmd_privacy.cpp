@@ -271,6 +271,155 @@ int run_ledger(const PrivacyOptions& o) {
   return 0;
 }
 
+// One accountant's answer for a planned run: the epsilon (and the calibrated z or step count).
+struct Answer {
+  pv::Mechanism mechanism;
+  std::int64_t steps = 0;
+  pv::EpsilonAtOrder spent;
+};
+
+// What a planned run asks: "epsilon" (z and steps given), "calibrate_noise" (target and
+// steps) or "max_steps" (z and target).
+std::string planned_mode(const PrivacyOptions& o) {
+  if (o.noise_multiplier && o.target_epsilon) {
+    if (o.steps)
+      throw UsageError("privacy: give --noise-multiplier or --target-epsilon with --steps, not "
+                       "both (both without --steps computes the largest number of steps)");
+    return "max_steps";
+  }
+  if (!o.steps) throw UsageError("privacy: --steps is required (number of training steps)");
+  return o.target_epsilon ? "calibrate_noise" : "epsilon";
+}
+
+Answer solve_planned(const PrivacyOptions& o, const pv::Mechanism& sampling, const std::vector<double>& orders,
+                     pv::Conversion conversion, pv::AccountantKind k) {
+  Answer a{sampling, 0, {}};
+  if (o.noise_multiplier && o.target_epsilon) {
+    const pv::StepsCalibration c =
+        pv::calibrate_steps(sampling, *o.target_epsilon, *o.delta, std::int64_t{1} << 40, orders, conversion, k);
+    a.steps = c.steps;
+    a.spent = {c.epsilon, c.order, c.pld};
+  } else if (o.target_epsilon) {
+    pv::CalibrationOptions copt;
+    copt.orders = orders;
+    copt.conversion = conversion;
+    copt.accountant = k;
+    const pv::NoiseCalibration c = pv::calibrate_noise_multiplier(sampling, *o.steps, *o.target_epsilon, *o.delta, copt);
+    a.mechanism = sampling.with_noise_multiplier(c.noise_multiplier);
+    a.steps = *o.steps;
+    a.spent = {c.epsilon, c.order, c.pld};
+  } else {
+    a.steps = *o.steps;
+    pv::Accountant acc(k, orders, conversion);
+    acc.step(sampling, a.steps);
+    a.spent = acc.epsilon(*o.delta);
+  }
+  return a;
+}
+
+// --compare: both accountants side by side; ratio = rdp / pld of what the mode computes
+// (epsilon, noise multiplier, or steps: pld / rdp for steps, so that > 1 means pld is better).
+struct Comparison {
+  const Answer* pld = nullptr;
+  const Answer* rdp = nullptr;
+  double ratio = 0.0;
+  std::string ratio_of;
+};
+
+Comparison compare(const std::string& mode, pv::AccountantKind kind, const Answer& answer, const Answer& other) {
+  Comparison c;
+  c.pld = kind == pv::AccountantKind::kPld ? &answer : &other;
+  c.rdp = kind == pv::AccountantKind::kPld ? &other : &answer;
+  if (mode == "epsilon") {
+    c.ratio_of = "epsilon rdp / pld";
+    c.ratio = c.rdp->spent.epsilon / c.pld->spent.epsilon;
+  } else if (mode == "calibrate_noise") {
+    c.ratio_of = "noise_multiplier rdp / pld";
+    c.ratio = c.rdp->mechanism.noise_multiplier / c.pld->mechanism.noise_multiplier;
+  } else {
+    c.ratio_of = "steps pld / rdp";
+    c.ratio = static_cast<double>(c.pld->steps) / static_cast<double>(c.rdp->steps);
+  }
+  return c;
+}
+
+nlohmann::json planned_json(const PrivacyOptions& o, const std::string& mode, pv::AccountantKind kind,
+                            pv::Conversion conversion, std::size_t num_orders, const Answer& answer,
+                            const std::optional<Comparison>& comparison) {
+  const pv::Mechanism& mechanism = answer.mechanism;
+  const pv::EpsilonAtOrder& spent = answer.spent;
+  nlohmann::json j = {
+      {"scheme", pv::scheme_name(mechanism.scheme)},
+      {"mode", mode},
+      {"neighbouring", neighbouring_relation(mechanism.scheme)},
+      {"sensitivity", sensitivity_text(mechanism.scheme)},
+      {"sampling_rate", mechanism.sampling_rate},
+      {"noise_multiplier", mechanism.noise_multiplier},
+      {"steps", answer.steps},
+      {"delta", *o.delta},
+      {"epsilon", spent.epsilon},
+      {"order", spent.order},
+      {"accountant", pv::accountant_name(kind)},
+      {"epsilon_from", source_of(spent)},
+      {"conversion", pv::conversion_name(conversion)},
+      {"num_orders", num_orders},
+  };
+  if (mechanism.scheme == pv::Scheme::kWor || mechanism.scheme == pv::Scheme::kDpGnn ||
+      mechanism.scheme == pv::Scheme::kGroupWor || o.dataset_size) {
+    j["dataset_size"] = *o.dataset_size;
+    j["batch_size"] = *o.batch_size;
+  }
+  if (mechanism.scheme == pv::Scheme::kDpGnn) {
+    j["max_degree"] = mechanism.max_degree;
+    j["layers"] = mechanism.layers;
+    j["n_k_r"] = mechanism.group_size();
+  }
+  if (mechanism.scheme == pv::Scheme::kGroupWor) j["group_size"] = mechanism.group_size();
+  if (o.target_epsilon) j["target_epsilon"] = *o.target_epsilon;
+  if (comparison) {
+    auto side = [&](const Answer& a) {
+      return nlohmann::json{{"epsilon", a.spent.epsilon}, {"order", a.spent.order},
+                            {"epsilon_from", source_of(a.spent)},
+                            {"noise_multiplier", a.mechanism.noise_multiplier}, {"steps", a.steps}};
+    };
+    j["compare"] = {{"pld", side(*comparison->pld)}, {"rdp", side(*comparison->rdp)}, {"ratio", comparison->ratio},
+                    {"ratio_of", comparison->ratio_of}};
+  }
+  return j;
+}
+
+void print_planned(const PrivacyOptions& o, const nlohmann::json& j, const std::string& mode, pv::Conversion conversion,
+                   const Answer& answer, const std::optional<Comparison>& comparison) {
+  const pv::Mechanism& mechanism = answer.mechanism;
+  const pv::EpsilonAtOrder& spent = answer.spent;
+  std::ostringstream out;
+  out << "scheme " << j["scheme"].get<std::string>() << " (" << j["neighbouring"].get<std::string>()
+      << "), sampling rate " << mechanism.sampling_rate;
+  if (mechanism.scheme == pv::Scheme::kDpGnn) out << ", N(K,r) = " << mechanism.group_size();
+  if (mechanism.scheme == pv::Scheme::kGroupWor) out << ", g = " << mechanism.group_size();
+  out << "\nnoise multiplier " << mechanism.noise_multiplier << " (" << noise_name(mechanism.scheme) << " = "
+      << mechanism.noise_multiplier << " x " << sensitivity_text(mechanism.scheme) << ")"
+      << (mode == "calibrate_noise" ? ", calibrated" : "") << "\n"
+      << answer.steps << " steps" << (mode == "max_steps" ? " (the most that fit the target)" : "")
+      << ": epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (";
+  if (spent.pld)
+    out << "privacy loss distribution";
+  else
+    out << "RDP, order " << spent.order << ", " << pv::conversion_name(conversion) << " conversion";
+  out << ")\n";
+  if (comparison) {
+    auto line = [&](const char* name, const Answer& a) {
+      out << "  " << name << ": epsilon " << a.spent.epsilon << ", noise multiplier " << a.mechanism.noise_multiplier
+          << ", " << a.steps << " steps" << (a.spent.pld || std::string(name) == "rdp" ? "" : " (RDP fallback)")
+          << "\n";
+    };
+    line("pld", *comparison->pld);
+    line("rdp", *comparison->rdp);
+    out << "  ratio (" << comparison->ratio_of << ") = " << comparison->ratio << "\n";
+  }
+  std::cout << out.str();
+}
+
 int run_privacy(const PrivacyOptions& o) {
   if (!o.ledger.empty()) return run_ledger(o);
   if (o.scheme.empty()) throw UsageError("privacy: give --scheme (a planned run) or --ledger (a run's ledger)");
@@ -291,140 +440,20 @@ int run_privacy(const PrivacyOptions& o) {
                      std::to_string(*o.target_epsilon));
 
   const pv::AccountantKind kind = accountant_kind(o);
-  // One accountant's answer: the epsilon (and the calibrated z or step count) of the run.
-  struct Answer {
-    pv::Mechanism mechanism;
-    std::int64_t steps = 0;
-    pv::EpsilonAtOrder spent;
-  };
-  std::string mode;
-  auto solve = [&](pv::AccountantKind k) {
-    Answer a{sampling, 0, {}};
-    if (o.noise_multiplier && o.target_epsilon) {
-      const pv::StepsCalibration c = pv::calibrate_steps(sampling, *o.target_epsilon, *o.delta,
-                                                         std::int64_t{1} << 40, orders, conversion, k);
-      a.steps = c.steps;
-      a.spent = {c.epsilon, c.order, c.pld};
-    } else if (o.target_epsilon) {
-      pv::CalibrationOptions copt;
-      copt.orders = orders;
-      copt.conversion = conversion;
-      copt.accountant = k;
-      const pv::NoiseCalibration c =
-          pv::calibrate_noise_multiplier(sampling, *o.steps, *o.target_epsilon, *o.delta, copt);
-      a.mechanism = sampling.with_noise_multiplier(c.noise_multiplier);
-      a.steps = *o.steps;
-      a.spent = {c.epsilon, c.order, c.pld};
-    } else {
-      a.steps = *o.steps;
-      pv::Accountant acc(k, orders, conversion);
-      acc.step(sampling, a.steps);
-      a.spent = acc.epsilon(*o.delta);
-    }
-    return a;
-  };
-  if (o.noise_multiplier && o.target_epsilon) {
-    if (o.steps)
-      throw UsageError("privacy: give --noise-multiplier or --target-epsilon with --steps, not "
-                       "both (both without --steps computes the largest number of steps)");
-    mode = "max_steps";
-  } else {
-    if (!o.steps) throw UsageError("privacy: --steps is required (number of training steps)");
-    mode = o.target_epsilon ? "calibrate_noise" : "epsilon";
-  }
-  const Answer answer = solve(kind);
-  const pv::Mechanism& mechanism = answer.mechanism;
-  const std::int64_t steps = answer.steps;
-  const pv::EpsilonAtOrder spent = answer.spent;
+  const std::string mode = planned_mode(o);
+  const Answer answer = solve_planned(o, sampling, orders, conversion, kind);
   std::optional<Answer> other;  // --compare: the other accountant
   if (o.compare)
-    other = solve(kind == pv::AccountantKind::kPld ? pv::AccountantKind::kRdp : pv::AccountantKind::kPld);
-
-  nlohmann::json j = {
-      {"scheme", pv::scheme_name(mechanism.scheme)},
-      {"mode", mode},
-      {"neighbouring", neighbouring_relation(mechanism.scheme)},
-      {"sensitivity", sensitivity_text(mechanism.scheme)},
-      {"sampling_rate", mechanism.sampling_rate},
-      {"noise_multiplier", mechanism.noise_multiplier},
-      {"steps", steps},
-      {"delta", *o.delta},
-      {"epsilon", spent.epsilon},
-      {"order", spent.order},
-      {"accountant", pv::accountant_name(kind)},
-      {"epsilon_from", source_of(spent)},
-      {"conversion", pv::conversion_name(conversion)},
-      {"num_orders", orders.size()},
-  };
-  if (mechanism.scheme == pv::Scheme::kWor || mechanism.scheme == pv::Scheme::kDpGnn ||
-      mechanism.scheme == pv::Scheme::kGroupWor || o.dataset_size) {
-    j["dataset_size"] = *o.dataset_size;
-    j["batch_size"] = *o.batch_size;
-  }
-  if (mechanism.scheme == pv::Scheme::kDpGnn) {
-    j["max_degree"] = mechanism.max_degree;
-    j["layers"] = mechanism.layers;
-    j["n_k_r"] = mechanism.group_size();
-  }
-  if (mechanism.scheme == pv::Scheme::kGroupWor) j["group_size"] = mechanism.group_size();
-  if (o.target_epsilon) j["target_epsilon"] = *o.target_epsilon;
-  // --compare: both accountants side by side; ratio = rdp / pld of what the mode computes
-  // (epsilon, noise multiplier, or steps: pld / rdp for steps, so that > 1 means pld is better).
-  const Answer* pld_answer = nullptr;
-  const Answer* rdp_answer = nullptr;
-  double ratio = 0.0;
-  std::string ratio_of;
-  if (other) {
-    pld_answer = kind == pv::AccountantKind::kPld ? &answer : &*other;
-    rdp_answer = kind == pv::AccountantKind::kPld ? &*other : &answer;
-    if (mode == "epsilon") {
-      ratio_of = "epsilon rdp / pld";
-      ratio = rdp_answer->spent.epsilon / pld_answer->spent.epsilon;
-    } else if (mode == "calibrate_noise") {
-      ratio_of = "noise_multiplier rdp / pld";
-      ratio = rdp_answer->mechanism.noise_multiplier / pld_answer->mechanism.noise_multiplier;
-    } else {
-      ratio_of = "steps pld / rdp";
-      ratio = static_cast<double>(pld_answer->steps) / static_cast<double>(rdp_answer->steps);
-    }
-    auto side = [&](const Answer& a) {
-      return nlohmann::json{{"epsilon", a.spent.epsilon}, {"order", a.spent.order},
-                            {"epsilon_from", source_of(a.spent)},
-                            {"noise_multiplier", a.mechanism.noise_multiplier}, {"steps", a.steps}};
-    };
-    j["compare"] = {{"pld", side(*pld_answer)}, {"rdp", side(*rdp_answer)}, {"ratio", ratio},
-                    {"ratio_of", ratio_of}};
-  }
+    other = solve_planned(o, sampling, orders, conversion,
+                          kind == pv::AccountantKind::kPld ? pv::AccountantKind::kRdp : pv::AccountantKind::kPld);
+  std::optional<Comparison> comparison;
+  if (other) comparison = compare(mode, kind, answer, *other);
+  const nlohmann::json j = planned_json(o, mode, kind, conversion, orders.size(), answer, comparison);
   if (o.json) {
     std::cout << j.dump() << "\n";
     return 0;
   }
-  std::ostringstream out;
-  out << "scheme " << j["scheme"].get<std::string>() << " (" << j["neighbouring"].get<std::string>()
-      << "), sampling rate " << mechanism.sampling_rate;
-  if (mechanism.scheme == pv::Scheme::kDpGnn) out << ", N(K,r) = " << mechanism.group_size();
-  if (mechanism.scheme == pv::Scheme::kGroupWor) out << ", g = " << mechanism.group_size();
-  out << "\nnoise multiplier " << mechanism.noise_multiplier << " (" << noise_name(mechanism.scheme) << " = "
-      << mechanism.noise_multiplier << " x " << sensitivity_text(mechanism.scheme) << ")"
-      << (mode == "calibrate_noise" ? ", calibrated" : "") << "\n"
-      << steps << " steps" << (mode == "max_steps" ? " (the most that fit the target)" : "")
-      << ": epsilon = " << spent.epsilon << " at delta = " << *o.delta << " (";
-  if (spent.pld)
-    out << "privacy loss distribution";
-  else
-    out << "RDP, order " << spent.order << ", " << pv::conversion_name(conversion) << " conversion";
-  out << ")\n";
-  if (other) {
-    auto line = [&](const char* name, const Answer& a) {
-      out << "  " << name << ": epsilon " << a.spent.epsilon << ", noise multiplier " << a.mechanism.noise_multiplier
-          << ", " << a.steps << " steps" << (a.spent.pld || std::string(name) == "rdp" ? "" : " (RDP fallback)")
-          << "\n";
-    };
-    line("pld", *pld_answer);
-    line("rdp", *rdp_answer);
-    out << "  ratio (" << ratio_of << ") = " << ratio << "\n";
-  }
-  std::cout << out.str();
+  print_planned(o, j, mode, conversion, answer, comparison);
   return 0;
 }
 

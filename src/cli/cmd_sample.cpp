@@ -127,10 +127,7 @@ void write_int64_matrix(h5::File& f, const std::string& name, const std::vector<
   if (rows > 0) ds.write_rows(0, rows, flat.data());
 }
 
-int run_sample(const SampleOptions& opt) {
-  namespace fs = std::filesystem;
-  if (fs::exists(opt.out) && !opt.force)
-    throw UsageError("--out " + opt.out + " exists: pass --force to overwrite it");
+sampling::SamplerOptions sampler_options(const SampleOptions& opt) {
   sampling::SamplerOptions so;
   so.kind = sampling::parse_sampler_kind(opt.sampler);
   so.walk_length = opt.walk_length;
@@ -142,6 +139,116 @@ int run_sample(const SampleOptions& opt) {
   so.walkers = opt.walkers;
   so.edges = sampling::parse_edge_mode(opt.edges);
   if (so.kind == sampling::SamplerKind::dpgnn) sampling::dpgnn_occurrence_bound(so.max_degree, so.layers);
+  return so;
+}
+
+// All parts' subgraphs, concatenated in part order, in dataset ids.
+struct SampledParts {
+  std::vector<std::int64_t> roots, node_ptr{0}, nodes, edge_ptr{0}, edges, counts;
+  bool loss_on_all_nodes = false;
+  std::int64_t max_size = 0, max_occurrence = 0;
+};
+
+SampledParts sample_every_part(const SampleOptions& opt, const sampling::SamplerOptions& so, const graph::CsrGraph& g,
+                               const std::vector<std::uint8_t>& train, bool inductive, const PartitionView& pv) {
+  const std::int64_t parts = static_cast<std::int64_t>(pv.part_offsets.size()) - 1;
+  std::vector<std::int64_t> train_counts(parts, 0);
+  for (std::int64_t p = 0; p < parts; ++p)
+    for (std::int64_t i = pv.part_offsets[p]; i < pv.part_offsets[p + 1]; ++i)
+      train_counts[p] += train[pv.new_to_old[i]] ? 1 : 0;
+  const std::vector<std::int64_t> splits = sampling::splits_per_part(so.splits, train_counts);
+  SampledParts out;
+  for (std::int64_t p = 0; p < parts; ++p) {
+    const PartGraph pg = part_graph(g, train, inductive, pv.new_to_old, pv.part_offsets[p], pv.part_offsets[p + 1]);
+    sampling::SamplerOptions part_options = so;
+    part_options.splits = std::max<std::int64_t>(1, splits[p]);
+    const sampling::SubgraphSet s =
+        sampling::run_sampler(pg.graph, pg.train, part_options, {opt.seed, static_cast<std::uint64_t>(p), opt.epoch});
+    const sampling::VerifyReport report =
+        sampling::check_subgraphs(pg.graph, pg.train, s, sampling::checks_for(part_options));
+    if (!report.ok()) {
+      std::string msg = std::string("sampler ") + sampling::to_string(so.kind) + ", part " + std::to_string(p) +
+                        ": the subgraph set breaks an invariant:";
+      for (const auto& m : report.messages) msg += " " + m + ";";
+      throw Error(msg, kExitInternal);
+    }
+    out.max_size = std::max(out.max_size, report.max_size);
+    out.max_occurrence = std::max(out.max_occurrence, report.max_occurrence);
+    out.loss_on_all_nodes = out.loss_on_all_nodes || s.loss_on_all_nodes;
+    out.counts.push_back(s.size());
+    const std::int64_t node_base = static_cast<std::int64_t>(out.nodes.size());
+    const std::int64_t edge_base = static_cast<std::int64_t>(out.edges.size() / 2);
+    for (std::int64_t r : s.roots) out.roots.push_back(pg.dataset_id[r]);
+    for (std::int64_t v : s.nodes) out.nodes.push_back(pg.dataset_id[v]);
+    for (std::int64_t i = 1; i <= s.size(); ++i) {
+      out.node_ptr.push_back(node_base + s.node_ptr[i]);
+      out.edge_ptr.push_back(edge_base + s.edge_ptr[i]);
+    }
+    for (const auto& [u, v] : s.edges) {
+      out.edges.push_back(pg.dataset_id[u]);
+      out.edges.push_back(pg.dataset_id[v]);
+    }
+  }
+  return out;
+}
+
+// The subgraph file (docs/cli.md, `dpgnn sample`): the arrays and the sampler's settings.
+void write_subgraph_file(const std::string& path, const SampleOptions& opt, const sampling::SamplerOptions& so,
+                         const graph::DatasetMeta& meta, std::int64_t parts, const SampledParts& sp,
+                         const sampling::GlobalIds& ids) {
+  h5::File f = h5::File::create(path);
+  f.write_vector("/roots", sp.roots);
+  f.write_vector("/node_ptr", sp.node_ptr);
+  f.write_vector("/nodes", sp.nodes);
+  f.write_vector("/edge_ptr", sp.edge_ptr);
+  write_int64_matrix(f, "/edges", sp.edges, 2);
+  f.write_vector("/part_ptr", ids.offsets());
+  f.set_attr("/", "format", std::string("dpgnn-subgraphs"));
+  f.set_attr("/", "format_version", std::int64_t{1});
+  f.set_attr("/", "sampler", std::string(sampling::to_string(so.kind)));
+  f.set_attr("/", "seed", static_cast<std::int64_t>(opt.seed));
+  f.set_attr("/", "epoch", static_cast<std::int64_t>(opt.epoch));
+  f.set_attr("/", "num_subgraphs", ids.total());
+  f.set_attr("/", "num_parts", parts);
+  f.set_attr("/", "max_subgraph_size", sp.max_size);
+  f.set_attr("/", "max_occurrence", sp.max_occurrence);
+  f.set_attr("/", "loss_on_all_nodes", std::int64_t{sp.loss_on_all_nodes ? 1 : 0});
+  f.set_attr("/", "dataset", opt.dataset);
+  f.set_attr("/", "dataset_checksum", meta.checksum);
+  f.set_attr("/", "partition", opt.partition);
+  f.set_attr("/", "setting", std::string(graph::to_string(meta.setting)));
+  switch (so.kind) {
+    case sampling::SamplerKind::drw:
+    case sampling::SamplerKind::drw_r:
+      f.set_attr("/", "walk_length", so.walk_length);
+      f.set_attr("/", "restarts", so.restarts);
+      f.set_attr("/", "walkers", so.walkers);
+      f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
+      f.set_attr("/", "max_subgraph_size_bound", sampling::max_subgraph_size_bound(so));
+      break;
+    case sampling::SamplerKind::dpgnn:
+      f.set_attr("/", "max_degree", so.max_degree);
+      f.set_attr("/", "degree_bound", std::string(sampling::to_string(so.degree_bound)));
+      f.set_attr("/", "layers", so.layers);
+      f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
+      f.set_attr("/", "occurrence_bound", sampling::dpgnn_occurrence_bound(so.max_degree, so.layers));
+      break;
+    case sampling::SamplerKind::split:
+      f.set_attr("/", "splits", ids.total());
+      f.set_attr("/", "edge_mode", std::string("induced"));
+      break;
+    case sampling::SamplerKind::node:
+      f.set_attr("/", "max_subgraph_size_bound", std::int64_t{1});
+      break;
+  }
+  f.close();
+}
+
+int run_sample(const SampleOptions& opt) {
+  namespace fs = std::filesystem;
+  if (fs::exists(opt.out) && !opt.force)
+    throw UsageError("--out " + opt.out + " exists: pass --force to overwrite it");
+  const sampling::SamplerOptions so = sampler_options(opt);
 
   const auto t0 = std::chrono::steady_clock::now();
   graph::DatasetReader reader(opt.dataset);
@@ -160,106 +267,18 @@ int run_sample(const SampleOptions& opt) {
     pv = read_partition(opt.partition, opt.dataset, meta);
   }
   const std::int64_t parts = static_cast<std::int64_t>(pv.part_offsets.size()) - 1;
-
-  std::vector<std::int64_t> train_counts(parts, 0);
-  for (std::int64_t p = 0; p < parts; ++p)
-    for (std::int64_t i = pv.part_offsets[p]; i < pv.part_offsets[p + 1]; ++i)
-      train_counts[p] += train[pv.new_to_old[i]] ? 1 : 0;
-  const std::vector<std::int64_t> splits = sampling::splits_per_part(so.splits, train_counts);
-
-  // All parts' subgraphs, concatenated in part order, in dataset ids.
-  std::vector<std::int64_t> roots, node_ptr{0}, nodes, edge_ptr{0}, edges, counts;
-  bool loss_on_all_nodes = false;
-  std::int64_t max_size = 0, max_occurrence = 0;
-  for (std::int64_t p = 0; p < parts; ++p) {
-    const PartGraph pg = part_graph(g, train, inductive, pv.new_to_old, pv.part_offsets[p], pv.part_offsets[p + 1]);
-    sampling::SamplerOptions part_options = so;
-    part_options.splits = std::max<std::int64_t>(1, splits[p]);
-    const sampling::SubgraphSet s =
-        sampling::run_sampler(pg.graph, pg.train, part_options, {opt.seed, static_cast<std::uint64_t>(p), opt.epoch});
-    const sampling::VerifyReport report =
-        sampling::check_subgraphs(pg.graph, pg.train, s, sampling::checks_for(part_options));
-    if (!report.ok()) {
-      std::string msg = std::string("sampler ") + sampling::to_string(so.kind) + ", part " + std::to_string(p) +
-                        ": the subgraph set breaks an invariant:";
-      for (const auto& m : report.messages) msg += " " + m + ";";
-      throw Error(msg, kExitInternal);
-    }
-    max_size = std::max(max_size, report.max_size);
-    max_occurrence = std::max(max_occurrence, report.max_occurrence);
-    loss_on_all_nodes = loss_on_all_nodes || s.loss_on_all_nodes;
-    counts.push_back(s.size());
-    const std::int64_t node_base = static_cast<std::int64_t>(nodes.size());
-    const std::int64_t edge_base = static_cast<std::int64_t>(edges.size() / 2);
-    for (std::int64_t r : s.roots) roots.push_back(pg.dataset_id[r]);
-    for (std::int64_t v : s.nodes) nodes.push_back(pg.dataset_id[v]);
-    for (std::int64_t i = 1; i <= s.size(); ++i) {
-      node_ptr.push_back(node_base + s.node_ptr[i]);
-      edge_ptr.push_back(edge_base + s.edge_ptr[i]);
-    }
-    for (const auto& [u, v] : s.edges) {
-      edges.push_back(pg.dataset_id[u]);
-      edges.push_back(pg.dataset_id[v]);
-    }
-  }
-  const sampling::GlobalIds ids(counts);
+  const SampledParts sp = sample_every_part(opt, so, g, train, inductive, pv);
+  const sampling::GlobalIds ids(sp.counts);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // Written to a temporary file renamed at the end: a failed run leaves no half file.
   const std::string tmp = opt.out + ".tmp";
-  {
-    h5::File f = h5::File::create(tmp);
-    f.write_vector("/roots", roots);
-    f.write_vector("/node_ptr", node_ptr);
-    f.write_vector("/nodes", nodes);
-    f.write_vector("/edge_ptr", edge_ptr);
-    write_int64_matrix(f, "/edges", edges, 2);
-    f.write_vector("/part_ptr", ids.offsets());
-    f.set_attr("/", "format", std::string("dpgnn-subgraphs"));
-    f.set_attr("/", "format_version", std::int64_t{1});
-    f.set_attr("/", "sampler", std::string(sampling::to_string(so.kind)));
-    f.set_attr("/", "seed", static_cast<std::int64_t>(opt.seed));
-    f.set_attr("/", "epoch", static_cast<std::int64_t>(opt.epoch));
-    f.set_attr("/", "num_subgraphs", ids.total());
-    f.set_attr("/", "num_parts", parts);
-    f.set_attr("/", "max_subgraph_size", max_size);
-    f.set_attr("/", "max_occurrence", max_occurrence);
-    f.set_attr("/", "loss_on_all_nodes", std::int64_t{loss_on_all_nodes ? 1 : 0});
-    f.set_attr("/", "dataset", opt.dataset);
-    f.set_attr("/", "dataset_checksum", meta.checksum);
-    f.set_attr("/", "partition", opt.partition);
-    f.set_attr("/", "setting", std::string(graph::to_string(meta.setting)));
-    switch (so.kind) {
-      case sampling::SamplerKind::drw:
-      case sampling::SamplerKind::drw_r:
-        f.set_attr("/", "walk_length", so.walk_length);
-        f.set_attr("/", "restarts", so.restarts);
-        f.set_attr("/", "walkers", so.walkers);
-        f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
-        f.set_attr("/", "max_subgraph_size_bound", sampling::max_subgraph_size_bound(so));
-        break;
-      case sampling::SamplerKind::dpgnn:
-        f.set_attr("/", "max_degree", so.max_degree);
-        f.set_attr("/", "degree_bound", std::string(sampling::to_string(so.degree_bound)));
-        f.set_attr("/", "layers", so.layers);
-        f.set_attr("/", "edge_mode", std::string(sampling::to_string(so.edges)));
-        f.set_attr("/", "occurrence_bound", sampling::dpgnn_occurrence_bound(so.max_degree, so.layers));
-        break;
-      case sampling::SamplerKind::split:
-        f.set_attr("/", "splits", ids.total());
-        f.set_attr("/", "edge_mode", std::string("induced"));
-        break;
-      case sampling::SamplerKind::node:
-        f.set_attr("/", "max_subgraph_size_bound", std::int64_t{1});
-        break;
-    }
-    f.close();
-  }
+  write_subgraph_file(tmp, opt, so, meta, parts, sp, ids);
   std::error_code ec;
   fs::rename(tmp, opt.out, ec);
   if (ec) throw IoError("cannot rename " + tmp + " to " + opt.out + ": " + ec.message());
   spdlog::info("{}: {} subgraphs over {} part(s), largest {} nodes, {} edges; {:.2f} s -> {}",
-               sampling::to_string(so.kind), ids.total(), parts, max_size, edges.size() / 2, seconds, opt.out);
+               sampling::to_string(so.kind), ids.total(), parts, sp.max_size, sp.edges.size() / 2, seconds, opt.out);
   return 0;
 }
 

@@ -121,11 +121,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
                                               "`dpgnn train --check --config " + cfg.source + "`)")
                                   .what(),
                               kExitUsage, report);
-    // Checked before MPI starts: every rank stops, with one message (like the data files above).
-    const char* gpu_collectives = std::getenv("DPGNN_GPU_COLLECTIVES");
-    const std::string via = gpu_collectives != nullptr ? gpu_collectives : "";
-    if (!via.empty() && via != "nccl" && via != "mpi")
-      throw CollectiveError("DPGNN_GPU_COLLECTIVES must be nccl or mpi, got '" + via + "'", kExitUsage, report);
+    check_gpu_collectives_variable(report);
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::TrainOptions to;
@@ -134,15 +130,9 @@ void add_train_command(CLI::App& root, Registry& registry) {
     to.force = opt->force;
     to.dry_run = opt->dry_run;
     to.local_ranks = env.local_size;
-    to.local_rank = env.local_rank;
     {
-      // Host buffers (flags, start-up state, halo plans) always go over MPI; with a GPU the
-      // gradient all-reduce and the halo rows go over NCCL on the rank's device, unless
-      // DPGNN_GPU_COLLECTIVES=mpi stages them through host memory over MPI (several ranks on
-      // one GPU, which NCCL refuses).
-      const bool nccl = cfg.device != "cpu" && via != "mpi";
-      const auto comms = dist::Collectives::open(nccl, train::cuda_device_index(cfg));
-      const train::TrainSummary s = train::run_training(cfg, to, comms.host(), comms.device());
+      const auto comms = dist::Collectives::open(cfg.device != "cpu", train::cuda_device_index(cfg));
+      const train::TrainSummary s = train::run_training(cfg, to, comms);
       if (s.stopped_by == "interrupted") {
         dist::finalize_environment();
         return train::interrupted_exit_code(s.signal);

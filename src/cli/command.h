@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "dpgnn/dist/collectives.h"
+#include "dpgnn/util/error.h"
+
 namespace dpgnn::cli {
 
 // Whether this process is the launcher's rank 0, read before MPI is up (mpirun, PMI, PMIx,
@@ -33,6 +36,16 @@ inline int launcher_world_size() {
     if (v != nullptr && *v != '\0') return std::max(1, std::atoi(v));
   }
   return 1;
+}
+
+// DPGNN_GPU_COLLECTIVES (read by dist/collectives.h), checked before MPI starts by the
+// commands that open a Collectives on a GPU: a bad value stops every rank with one message.
+inline void check_gpu_collectives_variable(bool report) {
+  try {
+    (void)dist::gpu_collectives_from_environment();
+  } catch (const UsageError& e) {
+    throw CollectiveError(e.what(), kExitUsage, report);
+  }
 }
 
 using Action = std::function<int()>;

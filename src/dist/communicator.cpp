@@ -1,4 +1,4 @@
-// Argument checks shared by every backend, element types, and the backend factory.
+// Argument checks shared by every backend, and element types.
 //
 // The public collective methods check what one rank can check on its own (null buffers,
 // the root's range, one count per rank, the rank's own entry of allgatherv's counts) and
@@ -8,9 +8,6 @@
 
 #include <string>
 
-#include "dpgnn/dist/device.h"
-#include "dpgnn/dist/environment.h"
-#include "dpgnn/dist/mpi_communicator.h"
 #include "dpgnn/dist/nccl_communicator.h"
 #include "dpgnn/util/error.h"
 
@@ -115,19 +112,29 @@ void Communicator::alltoallv(const void* send, const std::vector<std::size_t>& s
   do_alltoallv(send, send_counts, recv, recv_counts, dtype);
 }
 
-void Communicator::barrier() { do_barrier(); }
-
-std::unique_ptr<Communicator> make_communicator(BufferLocation location, int cuda_device) {
-  if (location == BufferLocation::host) return make_mpi_communicator();
-  if (!built_with_nccl())
-    throw UsageError(
-        "dist: buffers on 'cuda' need the NCCL communicator, but this build has no NCCL: "
-        "reconfigure with -DDPGNN_WITH_CUDA=ON -DDPGNN_WITH_NCCL=ON, or use device 'cpu'");
-  const int device =
-      cuda_device >= 0 ? bind_cuda_device_index(cuda_device) : bind_cuda_device(environment().local_rank);
-  std::unique_ptr<Communicator> bootstrap = make_mpi_communicator();
-  return make_nccl_communicator(*bootstrap, device);
+namespace {
+void require_peer(int peer, int size, const char* op, const char* name) {
+  if (peer < 0 || peer >= size)
+    throw UsageError(std::string("dist: ") + op + ": " + name + " " + std::to_string(peer) + " is not a rank of a " +
+                     std::to_string(size) + "-rank communicator");
 }
+}  // namespace
+
+void Communicator::send(const void* buf, std::size_t count, DType dtype, int dest) {
+  require_peer(dest, size(), "send", "dest");
+  require_buffer(buf, count, "send", "buf");
+  if (count == 0) return;  // the receiver passes the same count and returns too
+  do_send(buf, count, dtype, dest);
+}
+
+void Communicator::recv(void* buf, std::size_t count, DType dtype, int source) {
+  require_peer(source, size(), "recv", "source");
+  require_buffer(buf, count, "recv", "buf");
+  if (count == 0) return;
+  do_recv(buf, count, dtype, source);
+}
+
+void Communicator::barrier() { do_barrier(); }
 
 #ifndef DPGNN_WITH_NCCL
 // Without NCCL (a CPU build) the NCCL backend is declared but refuses with the CMake fix.

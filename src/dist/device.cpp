@@ -101,6 +101,40 @@ int bind_cuda_device_index(int device) {
   return device;
 }
 
+bool is_cuda_pointer(const void* ptr) {
+#ifdef DPGNN_WITH_CUDA
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unknown pointer is host memory; clear the sticky error
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice;
+#else
+  (void)ptr;
+  return false;
+#endif
+}
+
+void copy_to_host(void* dst, const void* device_src, std::size_t bytes) {
+#ifdef DPGNN_WITH_CUDA
+  // The buffer may have been written by kernels on LibTorch's streams of this device.
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (bytes > 0) CUDA_CHECK(cudaMemcpy(dst, device_src, bytes, cudaMemcpyDeviceToHost));
+#else
+  (void)dst, (void)device_src, (void)bytes;
+  throw UsageError(std::string("dist: copy_to_host: ") + kNoCudaBuild);
+#endif
+}
+
+void copy_to_device(void* device_dst, const void* src, std::size_t bytes) {
+#ifdef DPGNN_WITH_CUDA
+  if (bytes > 0) CUDA_CHECK(cudaMemcpy(device_dst, src, bytes, cudaMemcpyHostToDevice));
+#else
+  (void)device_dst, (void)src, (void)bytes;
+  throw UsageError(std::string("dist: copy_to_device: ") + kNoCudaBuild);
+#endif
+}
+
 CudaBuffer::CudaBuffer(std::size_t bytes) {
 #ifdef DPGNN_WITH_CUDA
   if (bytes > 0) CUDA_CHECK(cudaMalloc(&data_, bytes));

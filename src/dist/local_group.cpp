@@ -16,10 +16,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "dpgnn/util/error.h"
 
@@ -135,6 +138,34 @@ struct LocalGroup::State {
       broken_reason = "LocalGroup aborted: " + reason;
     }
     cv.notify_all();
+  }
+
+  // Point-to-point messages in flight, by (source, dest), oldest first: send copies its
+  // buffer here and returns (buffered, as MPI may do); recv waits for the oldest.
+  std::map<std::pair<int, int>, std::deque<std::vector<unsigned char>>> mail;
+
+  void post(int source, int dest, std::vector<unsigned char> message) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (broken) throw IoError(broken_reason);
+    mail[{source, dest}].push_back(std::move(message));
+    cv.notify_all();
+  }
+
+  std::vector<unsigned char> take(int source, int dest) {
+    std::unique_lock<std::mutex> lock(mu);
+    auto& box = mail[{source, dest}];
+    const bool arrived = cv.wait_for(lock, timeout, [&] { return broken || !box.empty(); });
+    if (broken) throw IoError(broken_reason);
+    if (!arrived) {
+      broken = true;
+      broken_reason = "LocalGroup: rank " + std::to_string(dest) + " waited " + std::to_string(timeout.count()) +
+                      " ms in recv for a message from rank " + std::to_string(source) + "; the group is aborted";
+      cv.notify_all();
+      throw IoError(broken_reason);
+    }
+    std::vector<unsigned char> message = std::move(box.front());
+    box.pop_front();
+    return message;
   }
 
   // Empty when every rank's Call agrees; otherwise what disagrees.
@@ -277,6 +308,20 @@ class LocalCommunicator final : public Communicator {
       }
       return std::vector<unsigned char>();
     });
+  }
+
+  void do_send(const void* buf, std::size_t count, DType dtype, int dest) override {
+    const auto* bytes = static_cast<const unsigned char*>(buf);
+    state_->post(rank_, dest, std::vector<unsigned char>(bytes, bytes + count * dtype_size(dtype)));
+  }
+
+  void do_recv(void* buf, std::size_t count, DType dtype, int source) override {
+    const std::vector<unsigned char> message = state_->take(source, rank_);
+    if (message.size() != count * dtype_size(dtype))
+      throw UsageError("LocalGroup: rank " + std::to_string(rank_) + " receives " + std::to_string(count) + " " +
+                       dtype_name(dtype) + " elements from rank " + std::to_string(source) + ", which sent " +
+                       std::to_string(message.size()) + " bytes");
+    std::memcpy(buf, message.data(), message.size());
   }
 
   void do_barrier() override {

@@ -38,6 +38,8 @@ MPI_Datatype to_mpi(DType dtype) {
 }
 
 constexpr int kChunkTag = 7001;
+// send/recv: chunks of one message keep their order (one pair of ranks, one tag).
+constexpr int kPointToPointTag = 7002;
 
 class MpiCommunicator final : public Communicator {
  public:
@@ -118,7 +120,24 @@ class MpiCommunicator final : public Communicator {
                              static_cast<char*>(recv), recv_counts, dtype);
   }
 
+  void do_send(const void* buf, std::size_t count, DType dtype, int dest) override {
+    const std::size_t elem = dtype_size(dtype);
+    const char* bytes = static_cast<const char*>(buf);
+    for (std::size_t done = 0; done < count; done += max_per_call_)
+      MPI_CHECK(MPI_Send(bytes + done * elem, chunk(count - done), to_mpi(dtype), dest, kPointToPointTag, comm_));
+  }
+
+  void do_recv(void* buf, std::size_t count, DType dtype, int source) override {
+    const std::size_t elem = dtype_size(dtype);
+    char* bytes = static_cast<char*>(buf);
+    for (std::size_t done = 0; done < count; done += max_per_call_)
+      MPI_CHECK(MPI_Recv(bytes + done * elem, chunk(count - done), to_mpi(dtype), source, kPointToPointTag, comm_,
+                         MPI_STATUS_IGNORE));
+  }
+
   void do_barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
+
+  const void* native_handle() const override { return &comm_; }
 
  private:
   int chunk(std::size_t remaining) const {

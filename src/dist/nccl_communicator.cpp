@@ -137,6 +137,14 @@ class NcclCommunicator final : public Communicator {
     });
   }
 
+  void do_send(const void* buf, std::size_t count, DType dtype, int dest) override {
+    enqueue_and_wait([&] { NCCL_CHECK(ncclSend(buf, count, to_nccl(dtype), dest, comm_, stream_)); });
+  }
+
+  void do_recv(void* buf, std::size_t count, DType dtype, int source) override {
+    enqueue_and_wait([&] { NCCL_CHECK(ncclRecv(buf, count, to_nccl(dtype), source, comm_, stream_)); });
+  }
+
   void do_barrier() override {
     // NCCL has no barrier: an all-reduce of one int on the device is the usual stand-in.
     if (barrier_buf_ == nullptr) {

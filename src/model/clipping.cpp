@@ -241,6 +241,73 @@ void ClipConfig::validate(int layers) const {
   }
 }
 
+namespace {
+
+// Step 3 of clipped_gradient_sum: the per-subgraph, per-layer squared norms [L, B] by the
+// ghost-norm identity, with the CPU segment kernel or the bucketed tensor path.
+at::Tensor squared_norms(const std::vector<LinearMapRecord>& maps_in, const std::vector<at::Tensor>& grads,
+                         const Batch& batch, const BatchLayout& layout, bool segment_kernel, int L,
+                         const at::TensorOptions& fopt, const ClipOptions& options) {
+  const std::int64_t B = batch.num_subgraphs();
+  if (segment_kernel) {
+    std::vector<detail::SegmentMap> maps;
+    maps.reserve(maps_in.size());
+    for (std::size_t i = 0; i < maps_in.size(); ++i) {
+      const LinearMapRecord& m = maps_in[i];
+      maps.push_back({m.layer, m.weight >= 0, m.bias >= 0,
+                      m.input.defined() ? m.input.contiguous() : at::Tensor(), grads[i].contiguous()});
+    }
+    const at::Tensor ptr = batch.node_ptr.cpu().contiguous();
+    return detail::segment_norms_cpu(maps, ptr.data_ptr<std::int64_t>(), B, L, options.strategy).to(fopt.dtype());
+  }
+  at::Tensor norms2 = at::zeros({L, B}, fopt);
+  for (std::size_t i = 0; i < maps_in.size(); ++i) {
+    at::Tensor col = norms2[maps_in[i].layer];
+    accumulate_map_norms(maps_in[i], grads[i], layout, col, options);
+  }
+  return norms2;
+}
+
+// Step 4 of clipped_gradient_sum: sum over nodes of (factor of its subgraph) x (its weight
+// gradient), one weighted product per linear map, written straight into the flat buffer's
+// views; each G is released as soon as it is used.
+void weighted_sum_into(const Gnn& model, const std::vector<LinearMapRecord>& maps, std::vector<at::Tensor>& grads,
+                       const at::Tensor& node_factors, ClipMode mode, at::Tensor flat_out) {
+  const std::vector<at::Tensor> views = model.split_flat(flat_out);
+  // Scaling G by the node factors reuses G's memory where G is not shared with another map's
+  // gradient (autograd may hand out one tensor for two outputs, e.g. both operands of an add):
+  // a fresh [n, d_out] buffer per map per step costs page faults, not just the multiply.
+  auto shared = [&](std::size_t i) {
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      if (j != i && grads[j].defined() && grads[j].is_alias_of(grads[i])) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const LinearMapRecord& m = maps[i];
+    const std::int64_t col = mode == ClipMode::kFlat ? 0 : m.layer;
+    const at::Tensor c = node_factors.select(1, col);  // [n]
+    if (m.weight < 0) {
+      // Bias-only map: db = G^T c, one matrix-vector product, G is not touched.
+      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
+      at::mv_out(b, grads[i].t(), c);
+      grads[i] = at::Tensor();
+      continue;
+    }
+    const at::Tensor Gc = grads[i].is_contiguous() && !shared(i) ? grads[i].mul_(c.unsqueeze(1))
+                                                                 : grads[i] * c.unsqueeze(1);  // [n, dout]
+    at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
+    at::mm_out(w, Gc.t(), m.input);
+    if (m.bias >= 0) {
+      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
+      at::sum_out(b, Gc, {0});
+    }
+    grads[i] = at::Tensor();  // release as we go
+  }
+}
+
+}  // namespace
+
 ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const ClipConfig& clip,
                                 const DropoutKey& key, at::Tensor flat_out,
                                 const ClipOptions& options) {
@@ -301,25 +368,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   if (timing) ms_backward = lap();
 
   // 3. per-subgraph, per-layer squared norms [L, B].
-  at::Tensor norms2;
-  if (segment_kernel) {
-    std::vector<detail::SegmentMap> maps;
-    maps.reserve(fw.maps.size());
-    for (std::size_t i = 0; i < fw.maps.size(); ++i) {
-      const LinearMapRecord& m = fw.maps[i];
-      maps.push_back({m.layer, m.weight >= 0, m.bias >= 0,
-                      m.input.defined() ? m.input.contiguous() : at::Tensor(), grads[i].contiguous()});
-    }
-    const at::Tensor ptr = batch.node_ptr.cpu().contiguous();
-    norms2 = detail::segment_norms_cpu(maps, ptr.data_ptr<std::int64_t>(), B, L, options.strategy)
-                 .to(fopt.dtype());
-  } else {
-    norms2 = at::zeros({L, B}, fopt);
-    for (std::size_t i = 0; i < fw.maps.size(); ++i) {
-      at::Tensor col = norms2[fw.maps[i].layer];
-      accumulate_map_norms(fw.maps[i], grads[i], layout, col, options);
-    }
-  }
+  const at::Tensor norms2 = squared_norms(fw.maps, grads, batch, layout, segment_kernel, L, fopt, options);
   result.layer_norms = norms2.t().sqrt();      // [B, L]
   result.norms = norms2.sum(0).sqrt();         // [B]
   if (timing) ms_norms = lap();
@@ -337,37 +386,7 @@ ClipResult clipped_gradient_sum(const Gnn& model, const Batch& batch, const Clip
   }
   result.num_clipped = result.factors.lt(1.0).any(1).sum().item<std::int64_t>();
   const at::Tensor node_factors = result.factors.index_select(0, layout.segment);  // [n, ncol]
-  const std::vector<at::Tensor> views = model.split_flat(flat_out);
-  // Scaling G by the node factors reuses G's memory where G is not shared with another map's
-  // gradient (autograd may hand out one tensor for two outputs, e.g. both operands of an add):
-  // a fresh [n, d_out] buffer per map per step costs page faults, not just the multiply.
-  auto shared = [&](std::size_t i) {
-    for (std::size_t j = 0; j < grads.size(); ++j) {
-      if (j != i && grads[j].defined() && grads[j].is_alias_of(grads[i])) return true;
-    }
-    return false;
-  };
-  for (std::size_t i = 0; i < fw.maps.size(); ++i) {
-    const LinearMapRecord& m = fw.maps[i];
-    const std::int64_t col = clip.mode == ClipMode::kFlat ? 0 : m.layer;
-    const at::Tensor c = node_factors.select(1, col);  // [n]
-    if (m.weight < 0) {
-      // Bias-only map: db = G^T c, one matrix-vector product, G is not touched.
-      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
-      at::mv_out(b, grads[i].t(), c);
-      grads[i] = at::Tensor();
-      continue;
-    }
-    const at::Tensor Gc = grads[i].is_contiguous() && !shared(i) ? grads[i].mul_(c.unsqueeze(1))
-                                                                 : grads[i] * c.unsqueeze(1);  // [n, dout]
-    at::Tensor w = views[static_cast<std::size_t>(m.weight)];  // [dout, din]
-    at::mm_out(w, Gc.t(), m.input);
-    if (m.bias >= 0) {
-      at::Tensor b = views[static_cast<std::size_t>(m.bias)];  // [dout]
-      at::sum_out(b, Gc, {0});
-    }
-    grads[i] = at::Tensor();  // release as we go
-  }
+  weighted_sum_into(model, fw.maps, grads, node_factors, clip.mode, flat_out);
   if (timing) {
     ms_sum = lap();
     spdlog::debug("clipping: layout {:.1f} ms, forward {:.1f} ms, output gradients {:.1f} ms, "

@@ -93,9 +93,9 @@ struct ScotchContext {
 }  // namespace
 
 std::vector<PartId> ptscotch_assignment(LocalGraph& g, int num_parts, double imbalance, std::uint64_t seed,
-                                        MPI_Comm comm, const std::string& context) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
+                                        const void* mpi_comm, int ranks, const std::string& context) {
+  if (mpi_comm == nullptr) throw IoError(context + ": PT-Scotch needs an MPI communicator");
+  const MPI_Comm comm = *static_cast<const MPI_Comm*>(mpi_comm);  // ptscotch.h brings MPI's types
   const std::int64_t n = g.num_local();
   auto fail = [&](const std::string& call, int rc) {
     throw IoError(context + ": PT-Scotch " + call + " failed (return code " + std::to_string(rc) +

@@ -1,5 +1,6 @@
-// PT-Scotch k-way partition of a distributed graph (private to src/partition; mpi.h stays out
-// of the public headers).
+// PT-Scotch k-way partition of a distributed graph (private to src/partition). PT-Scotch takes
+// an MPI communicator: dist hands it over as a native handle (dist/collectives.h), so no MPI
+// call is made here.
 //
 // PT-Scotch (Chevalier & Pellegrini, "PT-Scotch: a tool for efficient parallel graph
 // ordering", Parallel Computing 2008; Scotch 7.0 user's guide, SCOTCH_dgraphPart) wants each
@@ -8,8 +9,6 @@
 // METIS here balances two constraints (training nodes, edges): combined_weight folds them
 // into one (docs/partitioning.md, "PT-Scotch details").
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <string>
@@ -49,10 +48,11 @@ double keep_fraction(std::int64_t num_nodes, std::int64_t adjacency_entries);
 // The sampled subgraph of `g` (same vertices and weights).
 LocalGraph sample_edges(const LocalGraph& g, double keep, std::uint64_t seed);
 
-// Collective over `comm`: the part of each local vertex. Deterministic for (graph, seed,
-// number of ranks): Scotch's generator is re-seeded before the call. IoError naming
+// Collective over `mpi_comm` (a pointer to the MPI_Comm of `ranks` ranks, from
+// Collectives::native_mpi_comm): the part of each local vertex. Deterministic for (graph,
+// seed, number of ranks): Scotch's generator is re-seeded before the call. IoError naming
 // `context` when PT-Scotch fails.
 std::vector<PartId> ptscotch_assignment(LocalGraph& g, int num_parts, double imbalance, std::uint64_t seed,
-                                        MPI_Comm comm, const std::string& context);
+                                        const void* mpi_comm, int ranks, const std::string& context);
 
 }  // namespace dpgnn::partition::detail

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/model/batch.h"
@@ -22,7 +23,7 @@
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/privacy/audit_bound.h"
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 #include "dpgnn/util/error.h"
 #include "methods/method.h"
 #include "dpgnn/util/hdf5.h"
@@ -300,25 +301,23 @@ std::vector<GuessCandidate> audit_guess_candidates(std::int64_t canaries) {
   return {{k, k}};
 }
 
-AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communicator& comm,
-                      dist::Communicator* device_comm) {
-  if (opt.canaries < 2) throw UsageError("dpgnn audit: --canaries must be at least 2, got " + std::to_string(opt.canaries));
-  if (!(opt.confidence > 0.0 && opt.confidence < 1.0))
-    throw UsageError("dpgnn audit: confidence must be in (0, 1)");
-  if (!(opt.canary_scale > 0.0) || !std::isfinite(opt.canary_scale))
-    throw UsageError("dpgnn audit: the canary scale must be a finite number > 0");
-  const fs::path out = opt.out_dir;
-  const fs::path data_dir = out / "data";
-  const std::string dataset_path = (data_dir / "dataset.h5").string();
-  const std::string partition_path = cfg.data.partition.empty() ? "" : (data_dir / "partition.h5").string();
+namespace {
+
+// The canary dataset's secrets, at rank 0: which canaries are in, and the original width.
+struct Canaries {
   std::vector<std::uint8_t> coins;
   std::int64_t f0 = 0;
+};
 
-  // ---- the canary dataset (rank 0 writes, the others read it through run_training) -------
+// ---- the canary dataset (rank 0 writes, the others read it through run_training) -------
+Canaries write_canary_dataset(const Config& cfg, const AuditOptions& opt, const fs::path& out,
+                              const std::string& dataset_path, const std::string& partition_path,
+                              dist::Communicator& comm) {
+  Canaries c;
   on_rank0(comm, [&] {
     if (fs::exists(out) && !fs::is_empty(out))
       throw UsageError(out.string() + ": the audit directory is not empty; choose another --out");
-    fs::create_directories(data_dir);
+    fs::create_directories(out / "data");
     const graph::Dataset original = graph::read_dataset(cfg.data.dataset);
     // N canary columns on every node: refuse a feature matrix that would not fit (the audit is
     // for graphs like Cora; docs/audit.md "Limits").
@@ -330,9 +329,9 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
                        std::to_string(original.meta.num_features) + " features) need a feature matrix of " +
                        std::to_string(static_cast<std::int64_t>(bytes / (1 << 20))) +
                        " MiB (limit 4 GiB); use fewer --canaries or a smaller graph");
-    f0 = original.meta.num_features;
-    coins = secret_coins(opt.canaries);
-    graph::write_dataset(with_canaries(original, coins, opt.canary_scale), dataset_path);
+    c.f0 = original.meta.num_features;
+    c.coins = secret_coins(opt.canaries);
+    graph::write_dataset(with_canaries(original, c.coins, opt.canary_scale), dataset_path);
     if (!partition_path.empty()) {
       // The same kind of partition as the config's, remade over the augmented graph (the
       // canaries are isolated, so they change no edge cut).
@@ -346,8 +345,11 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
       partition::partition_dataset(dataset_path, partition_path, po);
     }
   });
+  return c;
+}
 
-  // ---- the ordinary training run on it ------------------------------------------------------
+// The audited run's config: the user's, on the canary dataset, with plain SGD.
+Config audited_config(const Config& cfg, const std::string& dataset_path, const std::string& partition_path) {
   Config run_cfg = cfg;
   // Plain SGD for the audited run (docs/audit.md, "Why SGD"): Adam divides every coordinate
   // by its noise level, so the noise alone moves each weight by about lr per step; the
@@ -361,31 +363,21 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
   }
   run_cfg.data.dataset = dataset_path;
   run_cfg.data.partition = partition_path;
-  TrainOptions to;
-  to.out_dir = (out / "run").string();
-  to.progress = opt.progress;
-  to.local_ranks = opt.local_ranks;
-  to.local_rank = opt.local_rank;
-  AuditResult res;
-  res.run = run_training(run_cfg, to, comm, device_comm);
-  res.is_private = run_is_private(run_cfg);
-  res.accounted = is_private(cfg.method_enum());
-  res.epsilon = res.run.epsilon;
-  res.delta = cfg.privacy.delta;
-  res.confidence = opt.confidence;
-  res.canaries = opt.canaries;
-  res.optimizer = run_cfg.train.optimizer;
+  return run_cfg;
+}
 
-  // ---- score and bound (rank 0: the white-box final-model attacker) --------------------------
+// ---- score and bound (rank 0: the white-box final-model attacker) --------------------------
+void score_canaries(const Config& cfg, const Config& run_cfg, const AuditOptions& opt, const fs::path& out,
+                    const std::string& dataset_path, const Canaries& c, dist::Communicator& comm, AuditResult& res) {
   double numbers[7] = {0, 0, 0, 0, 0, 0, 0};
   on_rank0(comm, [&] {
     const auto meta = graph::DatasetReader(dataset_path).meta();
     const model::Gnn initial = initial_model(run_cfg, meta);
     model::Gnn trained = initial_model(run_cfg, meta);
     load_model_file((out / "run" / "model.h5").string(), trained);
-    const auto scores = canary_scores(initial, trained, f0, opt.canaries, opt.canary_scale);
-    const Evaluated best = best_guesses(scores, coins, cfg.privacy.delta, 1.0 - opt.confidence);
-    const auto included = std::count(coins.begin(), coins.end(), std::uint8_t{1});
+    const auto scores = canary_scores(initial, trained, c.f0, opt.canaries, opt.canary_scale);
+    const Evaluated best = best_guesses(scores, c.coins, cfg.privacy.delta, 1.0 - opt.confidence);
+    const auto included = std::count(c.coins.begin(), c.coins.end(), std::uint8_t{1});
     numbers[0] = best.bound;
     numbers[1] = static_cast<double>(included);
     numbers[2] = static_cast<double>(best.counts.guesses);
@@ -396,7 +388,8 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
     std::ofstream csv(out / "canaries.csv");
     csv << "canary,included,score\n";
     for (std::int64_t i = 0; i < opt.canaries; ++i)
-      csv << i << "," << static_cast<int>(coins[static_cast<std::size_t>(i)]) << "," << scores[static_cast<std::size_t>(i)] << "\n";
+      csv << i << "," << static_cast<int>(c.coins[static_cast<std::size_t>(i)]) << ","
+          << scores[static_cast<std::size_t>(i)] << "\n";
     if (!csv.flush()) throw IoError((out / "canaries.csv").string() + ": cannot write");
   });
   comm.broadcast(numbers, 7, 0);
@@ -406,6 +399,39 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, dist::Communic
   res.positive_guesses = static_cast<std::int64_t>(numbers[3]);
   res.correct = static_cast<std::int64_t>(numbers[4]);
   res.candidates = static_cast<std::int64_t>(numbers[5]);
+}
+
+}  // namespace
+
+AuditResult run_audit(const Config& cfg, const AuditOptions& opt, const dist::Collectives& comms) {
+  dist::Communicator& comm = comms.host();
+  if (opt.canaries < 2) throw UsageError("dpgnn audit: --canaries must be at least 2, got " + std::to_string(opt.canaries));
+  if (!(opt.confidence > 0.0 && opt.confidence < 1.0))
+    throw UsageError("dpgnn audit: confidence must be in (0, 1)");
+  if (!(opt.canary_scale > 0.0) || !std::isfinite(opt.canary_scale))
+    throw UsageError("dpgnn audit: the canary scale must be a finite number > 0");
+  const fs::path out = opt.out_dir;
+  const fs::path data_dir = out / "data";
+  const std::string dataset_path = (data_dir / "dataset.h5").string();
+  const std::string partition_path = cfg.data.partition.empty() ? "" : (data_dir / "partition.h5").string();
+  const Canaries canaries = write_canary_dataset(cfg, opt, out, dataset_path, partition_path, comm);
+
+  // ---- the ordinary training run on it ------------------------------------------------------
+  const Config run_cfg = audited_config(cfg, dataset_path, partition_path);
+  TrainOptions to;
+  to.out_dir = (out / "run").string();
+  to.progress = opt.progress;
+  to.local_ranks = opt.local_ranks;
+  AuditResult res;
+  res.run = run_training(run_cfg, to, comms);
+  res.is_private = run_is_private(run_cfg);
+  res.accounted = is_private(cfg.method_enum());
+  res.epsilon = res.run.epsilon;
+  res.delta = cfg.privacy.delta;
+  res.confidence = opt.confidence;
+  res.canaries = opt.canaries;
+  res.optimizer = run_cfg.train.optimizer;
+  score_canaries(cfg, run_cfg, opt, out, dataset_path, canaries, comm, res);
   on_rank0(comm, [&] {
     const fs::path p = out / "audit.json";
     std::ofstream f(p);

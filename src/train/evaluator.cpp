@@ -10,15 +10,16 @@
 #include <limits>
 #include <vector>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/model/spmm.h"
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::train {
 
-Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device,
-                     dist::Communicator* device_comm)
-    : shard_(shard), comm_(comm), device_comm_(device_comm), device_(device) {
+Evaluator::Evaluator(const partition::Shard& shard, const dist::Collectives& comms, c10::Device device)
+    : shard_(shard), comms_(comms), comm_(comms.host()), device_(device) {
+  dist::Communicator& comm = comm_;
   const int W = comm.size();
   const std::int64_t n_local = shard.num_local();
   // Halo columns: local nodes first, then every rank's group in rank order.
@@ -104,10 +105,8 @@ Evaluator::Evaluator(const partition::Shard& shard, dist::Communicator& comm, c1
 at::Tensor Evaluator::exchange(const at::Tensor& h) {
   const std::int64_t d = h.size(1);
   const int W = static_cast<int>(send_counts_.size()), me = comm_.rank();
-  // Rows stay on the device when a device communicator moves them; else they go via host.
-  dist::Communicator& comm = device_comm_ != nullptr ? *device_comm_ : comm_;
-  const c10::Device where = device_comm_ != nullptr ? device_ : c10::Device(c10::kCPU);
-  const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(where);
+  // The rows stay on the model's device; comms_ moves them by the path for that memory.
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
   // One row more than needed so that no buffer pointer is null when a count is 0.
   at::Tensor recv = torch::empty({n_halo_ + 1, d}, opts);
   std::vector<std::size_t> send_off(W + 1, 0), recv_off(W + 1, 0);
@@ -121,13 +120,13 @@ at::Tensor Evaluator::exchange(const at::Tensor& h) {
     const int to = (me + k) % W, from = (me - k + W) % W;
     const auto n_to = static_cast<std::int64_t>(send_counts_[to]);
     at::Tensor send = n_to > 0 ? h.index_select(0, send_rows_.narrow(0, static_cast<std::int64_t>(send_off[to]), n_to))
-                                     .to(where, torch::kFloat32)
+                                     .to(device_, torch::kFloat32)
                                      .contiguous()
                                : torch::empty({1, d}, opts);
     std::vector<std::size_t> sc(W, 0), rc(W, 0);
     sc[to] = send_counts_[to] * static_cast<std::size_t>(d);
     rc[from] = recv_counts_[from] * static_cast<std::size_t>(d);
-    comm.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>() + recv_off[from] * static_cast<std::size_t>(d), rc);
+    comms_.alltoallv(send.data_ptr<float>(), sc, recv.data_ptr<float>() + recv_off[from] * static_cast<std::size_t>(d), rc);
   }
   return recv.narrow(0, 0, n_halo_).to(device_, h.scalar_type());
 }

@@ -18,6 +18,7 @@
 #include "dpgnn/partition/shard.h"
 
 namespace dpgnn::dist {
+class Collectives;
 class Communicator;
 }
 
@@ -30,11 +31,9 @@ struct EvalResult {
 
 class Evaluator {
  public:
-  // Collective: exchanges the halo requests over `comm` (host buffers). Halo rows go over
-  // `device_comm` in device memory when it is given (NCCL with a GPU), else through host
-  // memory over `comm`.
-  Evaluator(const partition::Shard& shard, dist::Communicator& comm, c10::Device device,
-            dist::Communicator* device_comm = nullptr);
+  // Collective: exchanges the halo requests over `comms` (host buffers); halo rows later move
+  // from `device` memory by the path `comms` takes for it. `comms` must outlive the evaluator.
+  Evaluator(const partition::Shard& shard, const dist::Collectives& comms, c10::Device device);
   // Collective: logits [n_local, C] of the rank's nodes (full-neighbourhood inference).
   at::Tensor logits(const model::Gnn& model);
   // Collective: accuracy / micro-F1 on the val and test nodes.
@@ -72,8 +71,8 @@ class Evaluator {
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]
 
   const partition::Shard& shard_;
-  dist::Communicator& comm_;
-  dist::Communicator* device_comm_;
+  const dist::Collectives& comms_;
+  dist::Communicator& comm_;  // comms_.host(): the plans and sums on host buffers
   c10::Device device_;
   model::CsrAdjacency adj_;                      // local rows, columns local + halo (CPU)
   at::Tensor degrees_;                           // [n_local + n_halo] full-graph degrees (device)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/partition/partition_file.h"
@@ -60,7 +61,8 @@ std::optional<methods::ReleasedLabels> stored_labels(const fs::path& run) {
 
 }  // namespace
 
-PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) {
+PredictResult run_prediction(const PredictOptions& o, const dist::Collectives& comms) {
+  dist::Communicator& comm = comms.host();
   const fs::path run(o.run_dir);
   const std::string config_path = (run / "config.yaml").string();
   const std::string model_path = (run / "model.h5").string();
@@ -87,7 +89,7 @@ PredictResult run_prediction(const PredictOptions& o, dist::Communicator& comm) 
   model::Gnn net(methods::model_config(cfg, meta), cfg.train.seed, device);
   load_parameters(model_path, net);
 
-  Evaluator evaluator(shard, comm, device);
+  Evaluator evaluator(shard, comms, device);
   // The method's inference post-processing (DPAR: the power iteration), as in training.
   if (const int steps = methods::method_spec(cfg.method_enum()).propagation_steps(cfg); steps > 0)
     evaluator.set_propagation(steps, cfg.dpar.alpha);

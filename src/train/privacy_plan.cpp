@@ -112,8 +112,8 @@ void PrivacyPlan::make_grid(std::int64_t num_params, std::int64_t batch) {
   try {
     // With a hidden sample, exchanging a sampled node for another can move its example to
     // another rank: two ranks' roundings to the grid change (noise.h).
-    grid_ = make_noise_grid(sigma_, sigma_ / z_, num_params, outer_subsample_ ? 2 : 1);
-    check_exact_grid_sum(grid_, cfg_.privacy.clip_norm, batch);
+    grid_ = noise::make_noise_grid(sigma_, sigma_ / z_, num_params, outer_subsample_ ? 2 : 1);
+    noise::check_exact_grid_sum(grid_, cfg_.privacy.clip_norm, batch);
   } catch (const UsageError& e) {
     ensure(false, cfg_.source + ": " + e.what());
   }

@@ -21,7 +21,7 @@
 #include "dpgnn/privacy/mechanism.h"
 #include "dpgnn/train/config.h"
 #include "dpgnn/train/ledger.h"
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 #include "methods/method.h"
 
 namespace dpgnn::train {
@@ -78,7 +78,7 @@ class PrivacyPlan {
   const privacy::Mechanism& mechanism() const { return mech_; }
   double noise_multiplier() const { return z_; }
   double sigma() const { return sigma_; }
-  const NoiseGrid& grid() const { return grid_; }
+  const noise::NoiseGrid& grid() const { return grid_; }
   std::int64_t occurrence_bound() const { return occurrence_; }
   const std::optional<privacy::Subsample>& outer_subsample() const { return outer_subsample_; }
   // Every release's events, in order (the accountant's history before the first step).
@@ -115,7 +115,7 @@ class PrivacyPlan {
   double z_ = 0.0;
   double sigma_ = 0.0;
   privacy::Mechanism mech_ = privacy::Mechanism::gaussian(1.0);
-  NoiseGrid grid_;
+  noise::NoiseGrid grid_;
   std::int64_t num_params_ = 0;
   std::optional<privacy::Accountant> accountant_;
   std::optional<privacy::Accountant> rdp_shadow_;  // the same history by RDP, for epsilon_bound

@@ -6,12 +6,13 @@
 #include <chrono>
 
 #include "checkpoint.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/sampling/batch.h"
-#include "dpgnn/train/noise.h"
-#include "dpgnn/train/noise_prefetch.h"
+#include "dpgnn/noise/discrete_gaussian.h"
+#include "dpgnn/noise/prefetch.h"
 #include "dpgnn/util/log.h"
 #include "fault_points.h"
 #include "privacy_plan.h"
@@ -90,9 +91,45 @@ void ModelState::load_from_rank0(const std::string& checkpoint, dist::Communicat
   optimizer->load_state(st);
 }
 
+namespace {
+
+// Collective: may the first step run at all? Rank 0 decides (the step limit, the budget).
+double stop_before_first_step(StepContext& ctx, std::int64_t start_step, std::int64_t ledger_steps) {
+  double stop = 0.0;
+  if (ctx.comms.rank() == 0) {
+    if (start_step >= ctx.cfg.train.max_steps) stop = kStopMaxSteps;
+    else if (ctx.plan.is_private() && start_step >= ledger_steps && ctx.plan.next_step_exceeds()) stop = kStopBudget;
+  }
+  ctx.comms.broadcast(&stop, 1, 0);
+  return stop;
+}
+
+// Rank 0, after each step: the metrics line, and a progress line at most every 2 s.
+void report_step(StepContext& ctx, const LoopResult& r, double last_loss, bool release_loss, std::int64_t end_step,
+                 Clock::time_point loop_start, Clock::time_point& last_progress) {
+  const bool priv = ctx.plan.is_private();
+  const double secs = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  const double rate = secs > 0 ? static_cast<double>(r.steps_this_run) / secs : 0.0;
+  nlohmann::json line = {{"step", r.step}, {"steps_per_second", rate}};
+  if (release_loss) line["loss"] = last_loss;  // private labels, no noise: off by default
+  if (priv) line["epsilon"] = ctx.plan.epsilon_bound();
+  ctx.metrics(line);
+  const auto now = Clock::now();
+  if (ctx.progress && progress_enabled() && std::chrono::duration<double>(now - last_progress).count() > 2.0) {
+    last_progress = now;
+    const double eta = rate > 0 ? static_cast<double>(end_step - r.step) / rate : 0.0;
+    spdlog::info("step {}/{}{}{} {:.2f} steps/s ETA {:.0f} s", r.step, end_step,
+                 release_loss ? fmt::format(" loss {:.4f}", last_loss) : "",
+                 priv ? fmt::format(" epsilon {:.3f}/{}", ctx.plan.epsilon_bound(), ctx.cfg.privacy.target_epsilon) : "",
+                 rate, eta);
+  }
+}
+
+}  // namespace
+
 LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t ledger_steps) {
   const Config& cfg = ctx.cfg;
-  const int rank = ctx.comm.rank();
+  const int rank = ctx.comms.rank();
   const bool priv = ctx.plan.is_private();
   const bool release_loss = !priv || cfg.train.log_train_loss;
   model::Gnn& net = ctx.state.net;
@@ -104,28 +141,22 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   LoopResult r;
   r.step = start_step;
 
-  // ---- may the first step run at all?
-  double stop = 0.0;
-  if (rank == 0) {
-    if (start_step >= cfg.train.max_steps) stop = kStopMaxSteps;
-    else if (priv && start_step >= ledger_steps && ctx.plan.next_step_exceeds()) stop = kStopBudget;
-  }
-  ctx.comm.broadcast(&stop, 1, 0);
+  double stop = stop_before_first_step(ctx, start_step, ledger_steps);
   if (stop > 0) r.stopped_by = stop_reason(stop);
   // The step the run will stop at, for the ETA (rank 0).
   const std::int64_t end_step = rank == 0 ? ctx.plan.budget_end(start_step, cfg.train.max_steps) : 0;
 
   // [gradient | loss | count | stop | interrupt] in float64: a private run's gradient travels as
-  // integers on the noise grid (train/noise.h), which a float64 all-reduce sums exactly.
+  // integers on the noise grid (noise/discrete_gaussian.h), which a float64 all-reduce sums exactly.
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(net.device());
   at::Tensor buffer = torch::zeros({P + 4}, f64);
   at::Tensor grad = torch::zeros({P}, torch::TensorOptions().dtype(net.dtype()).device(net.device()));
   // Rank 0 draws step t + 1's noise on spare cores while step t is computed (the noise depends
-  // only on the secret, the step and the variance: noise_prefetch.h); bit-identical to drawing it
+  // only on the secret, the step and the variance: noise/prefetch.h); bit-identical to drawing it
   // in the step.
-  std::unique_ptr<NoisePrefetcher> noise;
+  std::unique_ptr<noise::NoisePrefetcher> noise;
   if (priv && rank == 0 && stop == 0.0) {
-    noise = std::make_unique<NoisePrefetcher>(ctx.secrets.noise, static_cast<std::size_t>(P), ctx.noise_threads);
+    noise = std::make_unique<noise::NoisePrefetcher>(ctx.secrets.noise, static_cast<std::size_t>(P), ctx.noise_threads);
     noise->request(static_cast<std::uint64_t>(start_step), ctx.plan.grid().variance);
   }
   const auto loop_start = Clock::now();
@@ -171,15 +202,8 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     buffer[P + 1] = static_cast<double>(picks.size());
     buffer[P + 2] = stop_code;
     buffer[P + 3] = StopSignals::received() != 0 ? 1.0 : 0.0;
-    if (buffer.device().is_cpu()) {
-      ctx.comm.allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 4));
-    } else if (ctx.device_comm != nullptr) {  // NCCL: the buffer never leaves the GPU
-      ctx.device_comm->allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 4));
-    } else {
-      at::Tensor host = buffer.to(torch::kCPU).contiguous();
-      ctx.comm.allreduce_sum(host.data_ptr<double>(), static_cast<std::size_t>(P + 4));
-      buffer.copy_(host);
-    }
+    // Where the buffer lives picks the path (over NCCL on a GPU, or staged through host memory).
+    ctx.comms.allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 4));
     // The released noisy sum is the integer vector; the gradient is its post-processing.
     const at::Tensor noisy = priv ? buffer.narrow(0, 0, P) * ctx.plan.grid().gamma : buffer.narrow(0, 0, P);
     ctx.state.optimizer->step(net.flat_parameters(), noisy.to(net.dtype()), ctx.epochs.m());
@@ -200,23 +224,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       r.signal = StopSignals::received();
     }
 
-    if (rank == 0) {
-      const double secs = std::chrono::duration<double>(Clock::now() - loop_start).count();
-      const double rate = secs > 0 ? static_cast<double>(r.steps_this_run) / secs : 0.0;
-      nlohmann::json line = {{"step", r.step}, {"steps_per_second", rate}};
-      if (release_loss) line["loss"] = last_loss;  // private labels, no noise: off by default
-      if (priv) line["epsilon"] = ctx.plan.epsilon_bound();
-      ctx.metrics(line);
-      const auto now = Clock::now();
-      if (ctx.progress && progress_enabled() && std::chrono::duration<double>(now - last_progress).count() > 2.0) {
-        last_progress = now;
-        const double eta = rate > 0 ? static_cast<double>(end_step - r.step) / rate : 0.0;
-        spdlog::info("step {}/{}{}{} {:.2f} steps/s ETA {:.0f} s", r.step, end_step,
-                     release_loss ? fmt::format(" loss {:.4f}", last_loss) : "",
-                     priv ? fmt::format(" epsilon {:.3f}/{}", ctx.plan.epsilon_bound(), cfg.privacy.target_epsilon) : "",
-                     rate, eta);
-      }
-    }
+    if (rank == 0) report_step(ctx, r, last_loss, release_loss, end_step, loop_start, last_progress);
     if (stop != 0.0) break;
     if (cfg.train.eval_every > 0 && r.step % cfg.train.eval_every == 0) ctx.evaluate(r.step);
     if (cfg.train.checkpoint_every > 0 && r.step % cfg.train.checkpoint_every == 0) ctx.checkpoint(r.step);

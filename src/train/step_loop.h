@@ -25,6 +25,7 @@
 #include "secrets.h"
 
 namespace dpgnn::dist {
+class Collectives;
 class Communicator;
 }
 
@@ -48,8 +49,7 @@ struct ModelState {
 
 struct StepContext {
   const Config& cfg;
-  dist::Communicator& comm;
-  dist::Communicator* device_comm;  // NCCL on the GPU, or null
+  const dist::Collectives& comms;
   const partition::Shard& shard;
   SubgraphEpochs& epochs;
   PrivacyPlan& plan;

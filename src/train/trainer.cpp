@@ -19,7 +19,7 @@
 #include "checkpoint.h"
 #include "collective_text.h"
 #include "dpgnn/dist/communicator.h"
-#include "dpgnn/dist/device.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/shard.h"
@@ -79,22 +79,19 @@ void check_directory(const RunPaths& files, const TrainOptions& opt, dist::Commu
                               "--out); an existing ledger is never overwritten");
 }
 
-// The rank's device (DESIGN.md 9: local rank -> GPU).
-c10::Device pick_device(const Config& cfg, const TrainOptions& opt, int rank, dist::Communicator* device_comm) {
-  c10::Device device(c10::kCPU);
-  if (cfg.device != "cpu") {
-    ensure(torch::cuda::is_available(), rank,
-           "device '" + cfg.device + "' requested but LibTorch sees no CUDA device (CPU-only LibTorch or no GPU)");
-    const int pinned = cuda_device_index(cfg);
-    // The same choice as the NCCL communicator's (make_communicator): one mapping of local rank to GPU.
-    const int index = pinned >= 0 ? pinned
-                                  : dist::cuda_device_for_local_rank(opt.local_rank,
-                                                                     static_cast<int>(torch::cuda::device_count()));
-    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+// The rank's device: the GPU the command's Collectives bound (DESIGN.md 9), or the CPU.
+c10::Device pick_device(const Config& cfg, int rank, const dist::Collectives& comms) {
+  if (cfg.device == "cpu") {
+    if (comms.cuda_device() >= 0)
+      throw Error("run_training: the collectives were opened on a GPU for device 'cpu'", kExitInternal);
+    return c10::Device(c10::kCPU);
   }
-  if (device.is_cpu() && device_comm != nullptr)
-    throw Error("run_training: a device communicator was given for device 'cpu'", kExitInternal);
-  return device;
+  ensure(torch::cuda::is_available(), rank,
+         "device '" + cfg.device + "' requested but LibTorch sees no CUDA device (CPU-only LibTorch or no GPU)");
+  if (comms.cuda_device() < 0)
+    throw Error("run_training: device '" + cfg.device + "' but the collectives were opened without a GPU",
+                kExitInternal);
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(comms.cuda_device()));
 }
 
 // Collective: creates or resumes the bound run directory at rank 0 (every refusal before
@@ -125,9 +122,9 @@ RunStart open_run_directory(RunDirectory& dir, const TrainOptions& opt, const Th
 
 }  // namespace
 
-TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Communicator& comm,
-                          dist::Communicator* device_comm) {
+TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist::Collectives& comms) {
   const auto t_start = std::chrono::steady_clock::now();
+  dist::Communicator& comm = comms.host();  // the stages below move host buffers only
   const int rank = comm.rank(), world = comm.size();
   const methods::MethodSpec& spec = methods::method_spec(cfg.method_enum());
   RunDirectory dir(opt.out_dir);
@@ -158,10 +155,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   const int threads = cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks);
   model::set_compute_threads(threads);
   if (rank == 0) report_blas();
-  const c10::Device device = pick_device(cfg, opt, rank, device_comm);
+  const c10::Device device = pick_device(cfg, rank, comms);
   if (rank == 0)
     spdlog::info("device {}: gradients all-reduced over {}", device.str(),
-                 device_comm != nullptr ? device_comm->backend() : comm.backend());
+                 device.is_cpu() ? comm.backend() : comms.device_backend());
 
   // ---- subgraphs, the batch, the privacy plan -------------------------------------------------
   SubgraphEpochs epochs(cfg, spec, shard, pf, comm);
@@ -179,7 +176,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
 
   // ---- the model ---------------------------------------------------------------------------------
   ModelState state(cfg, meta, device);
-  Evaluator evaluator(shard, comm, device, device_comm);
+  Evaluator evaluator(shard, comms, device);
   if (const int steps = spec.propagation_steps(cfg); steps > 0) evaluator.set_propagation(steps, cfg.dpar.alpha);
   plan.make_grid(state.net.num_parameters(), epochs.m());
   if (rank == 0 && plan.is_private())
@@ -225,7 +222,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, dist::Comm
   RunOutputs out(cfg, dir.paths(), pf, meta.multilabel, comm);
   // The noise is drawn on the cores the node's ranks leave free (at least one thread).
   const int noise_threads = std::max(1, available_cores() / std::max(1, opt.local_ranks) - threads);
-  StepContext ctx{cfg, comm, device_comm, shard, epochs, plan, state, start.secrets, release, opt.progress,
+  StepContext ctx{cfg, comms, shard, epochs, plan, state, start.secrets, release, opt.progress,
                   noise_threads, {}, {}, {}};
   ctx.evaluate = [&](std::int64_t completed) { out.evaluate(completed, state, evaluator, plan); };
   ctx.checkpoint = [&](std::int64_t completed) { out.checkpoint(completed, state); };

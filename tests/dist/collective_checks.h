@@ -208,12 +208,46 @@ inline void check_alltoallv_uneven_and_zero(Communicator& comm, std::size_t scal
   });
 }
 
+// Every rank sends two messages of different lengths to every other rank, in rank order, and
+// receives them in the same order (sends are buffered or matched by the peer's receive: rank
+// p sends to q before receiving from q when p < q, so no pair waits on each other).
+inline void check_send_recv_between_every_pair(Communicator& comm, std::size_t scale) {
+  const int me = comm.rank(), n = comm.size();
+  auto length = [scale](int from, int to, int k) { return static_cast<std::size_t>(from + 2 * to + k + 1) * scale; };
+  auto exchange_with = [&](int peer, bool send_first) {
+    for (int step = 0; step < 2; ++step) {
+      const bool sending = (step == 0) == send_first;
+      for (int k = 0; k < 2; ++k) {
+        if (sending) {
+          const std::size_t len = length(me, peer, k);
+          std::vector<std::int64_t> out(len);
+          for (std::size_t i = 0; i < len; ++i) out[i] = payload(me, peer, i + static_cast<std::size_t>(k));
+          SideBuffer buf(comm.location(), len * sizeof(std::int64_t));
+          buf.put(out);
+          comm.send(static_cast<const std::int64_t*>(buf.data()), len, peer);
+        } else {
+          const std::size_t len = length(peer, me, k);
+          SideBuffer buf(comm.location(), len * sizeof(std::int64_t));
+          comm.recv(static_cast<std::int64_t*>(buf.data()), len, peer);
+          const auto got = buf.get<std::int64_t>(len);
+          for (std::size_t i = 0; i < len; ++i)
+            ASSERT_EQ(got[i], payload(peer, me, i + static_cast<std::size_t>(k)))
+                << "rank " << me << ": message " << k << " from rank " << peer << " element " << i;
+        }
+      }
+    }
+  };
+  for (int peer = 0; peer < n; ++peer)
+    if (peer != me) exchange_with(peer, me < peer);
+}
+
 inline void check_every_collective(Communicator& comm, std::size_t scale) {
   check_allreduce_every_dtype(comm, scale);
   check_broadcast_from_every_root(comm, scale);
   check_allgather_in_rank_order(comm, scale);
   check_allgatherv_uneven_and_zero(comm, scale);
   check_alltoallv_uneven_and_zero(comm, scale);
+  check_send_recv_between_every_pair(comm, scale);
   comm.barrier();
 }
 

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/util/error.h"
 
@@ -51,11 +53,35 @@ TEST(CudaAvailability, BindingWithoutAUsableGpuIsAUsageErrorWithTheReason) {
 TEST(CudaAvailability, NcclCommunicatorOutsideANcclBuildSaysWhichOptionToSet) {
   if (built_with_nccl()) GTEST_SKIP() << "this build has NCCL";
   try {
-    make_communicator(BufferLocation::cuda);
+    Collectives::open(/*on_gpu=*/true);
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("-DDPGNN_WITH_NCCL=ON"), std::string::npos) << e.what();
   }
+}
+
+// DPGNN_GPU_COLLECTIVES is read in dist alone: unset or empty means NCCL, mpi stages device
+// buffers through host memory, anything else is a usage error naming the value.
+TEST(GpuCollectives, TheVariableIsNcclOrMpiAndNothingElse) {
+  const char* saved = std::getenv("DPGNN_GPU_COLLECTIVES");
+  const std::string restore = saved != nullptr ? saved : "";
+  ::unsetenv("DPGNN_GPU_COLLECTIVES");
+  EXPECT_EQ(gpu_collectives_from_environment(), GpuCollectives::nccl);
+  ::setenv("DPGNN_GPU_COLLECTIVES", "nccl", 1);
+  EXPECT_EQ(gpu_collectives_from_environment(), GpuCollectives::nccl);
+  ::setenv("DPGNN_GPU_COLLECTIVES", "mpi", 1);
+  EXPECT_EQ(gpu_collectives_from_environment(), GpuCollectives::mpi);
+  ::setenv("DPGNN_GPU_COLLECTIVES", "gloo", 1);
+  try {
+    gpu_collectives_from_environment();
+    ADD_FAILURE() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be nccl or mpi, got 'gloo'"), std::string::npos) << e.what();
+  }
+  if (saved != nullptr)
+    ::setenv("DPGNN_GPU_COLLECTIVES", restore.c_str(), 1);
+  else
+    ::unsetenv("DPGNN_GPU_COLLECTIVES");
 }
 
 }  // namespace

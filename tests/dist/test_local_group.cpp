@@ -45,6 +45,11 @@ TEST_P(LocalGroupOfSize, AllToAllVHandlesUnevenAndZeroCounts) {
   group.run([](Communicator& comm) { testing::check_alltoallv_uneven_and_zero(comm, 1); });
 }
 
+TEST_P(LocalGroupOfSize, SendAndRecvDeliverMessagesInOrderBetweenEveryPair) {
+  LocalGroup group(GetParam());
+  group.run([](Communicator& comm) { testing::check_send_recv_between_every_pair(comm, 1); });
+}
+
 TEST_P(LocalGroupOfSize, ReportsItsRanksAndHostBuffers) {
   LocalGroup group(GetParam());
   for (int r = 0; r < GetParam(); ++r) {

@@ -12,6 +12,7 @@
 
 #include "dist/collective_checks.h"
 #include "dpgnn/dist/communicator.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/environment.h"
 #include "dpgnn/dist/mpi_communicator.h"
 #include "dpgnn/util/error.h"
@@ -21,7 +22,10 @@ namespace dpgnn::dist {
 namespace {
 
 TEST(MpiCommunicator, SpansTheWholeJob) {
-  auto comm = make_communicator(BufferLocation::host);
+  const Collectives comms = Collectives::open(/*on_gpu=*/false);
+  Communicator* comm = &comms.host();
+  EXPECT_EQ(comms.cuda_device(), -1);
+  EXPECT_NE(comm->native_handle(), nullptr);
   int rank = -1, size = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -54,6 +58,24 @@ TEST(MpiCommunicator, AllGatherVHandlesUnevenAndZeroCounts) {
 TEST(MpiCommunicator, AllToAllVHandlesUnevenAndZeroCounts) {
   auto comm = make_mpi_communicator();
   testing::check_alltoallv_uneven_and_zero(*comm, 1);
+}
+
+TEST(MpiCommunicator, SendAndRecvDeliverMessagesInOrderBetweenEveryPair) {
+  auto comm = make_mpi_communicator();
+  testing::check_send_recv_between_every_pair(*comm, 1);
+}
+
+// The host path of Collectives: host buffers go over MPI, whatever the call.
+TEST(Collectives, HostBuffersGoOverTheHostCommunicator) {
+  const Collectives comms = Collectives::open(/*on_gpu=*/false);
+  std::vector<std::int64_t> v = {comms.rank() + 1};
+  comms.allreduce_sum(v.data(), 1);
+  EXPECT_EQ(v[0], static_cast<std::int64_t>(comms.size()) * (comms.size() + 1) / 2);
+  std::vector<std::int64_t> all(static_cast<std::size_t>(comms.size()));
+  const std::int64_t mine = comms.rank();
+  comms.allgather(&mine, all.data(), 1);
+  for (int p = 0; p < comms.size(); ++p) EXPECT_EQ(all[static_cast<std::size_t>(p)], p);
+  EXPECT_STREQ(comms.device_backend(), "mpi");
 }
 
 TEST(MpiCommunicator, CountsAboveThePerCallLimitAreSplitIntoChunks) {

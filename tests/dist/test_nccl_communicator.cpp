@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dist/collective_checks.h"
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/dist/device.h"
 #include "dpgnn/dist/environment.h"
@@ -27,9 +29,12 @@ class NcclCommunicatorTest : public ::testing::Test {
     if (visible_cuda_devices() < env.local_size)
       GTEST_SKIP() << "needs one GPU per rank on this node: " << env.local_size << " ranks, "
                    << visible_cuda_devices() << " visible devices";
-    comm_ = make_communicator(BufferLocation::cuda);
+    comms_.emplace(Collectives::open(/*on_gpu=*/true));
+    comm_ = comms_->device();
+    if (comm_ == nullptr) GTEST_SKIP() << "DPGNN_GPU_COLLECTIVES=mpi: no NCCL communicator was opened";
   }
-  std::unique_ptr<Communicator> comm_;
+  std::optional<Collectives> comms_;
+  Communicator* comm_ = nullptr;
 };
 
 TEST_F(NcclCommunicatorTest, IsTheBackendForCudaBuffers) {
@@ -55,6 +60,19 @@ TEST_F(NcclCommunicatorTest, AllGatherVHandlesUnevenAndZeroCounts) {
 
 TEST_F(NcclCommunicatorTest, AllToAllVHandlesUnevenAndZeroCounts) {
   testing::check_alltoallv_uneven_and_zero(*comm_, 1);
+}
+
+TEST_F(NcclCommunicatorTest, SendAndRecvDeliverMessagesInOrderBetweenEveryPair) {
+  testing::check_send_recv_between_every_pair(*comm_, 1);
+}
+
+// Device buffers go over NCCL through Collectives, as host buffers go over MPI.
+TEST_F(NcclCommunicatorTest, CollectivesRouteDeviceBuffersToNccl) {
+  testing::SideBuffer buf(BufferLocation::cuda, sizeof(double));
+  buf.put(std::vector<double>{1.0});
+  comms_->allreduce_sum(static_cast<double*>(buf.data()), 1);
+  EXPECT_EQ(buf.get<double>(1)[0], static_cast<double>(comms_->size()));
+  EXPECT_STREQ(comms_->device_backend(), "nccl");
 }
 
 TEST_F(NcclCommunicatorTest, LargeBuffersAndBarrierWork) {

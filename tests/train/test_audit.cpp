@@ -27,7 +27,9 @@ AuditResult audit_in_process(const Config& cfg, const std::string& out, int rank
   opt.keep_data = keep_data;
   opt.progress = false;
   opt.local_ranks = ranks;
-  group.run([&](dist::Communicator& comm) { results[comm.rank()] = run_audit(cfg, opt, comm); });
+  group.run([&](dist::Communicator& comm) {
+    results[comm.rank()] = run_audit(cfg, opt, dist::Collectives::over(comm));
+  });
   for (int r = 1; r < ranks; ++r) EXPECT_EQ(results[r].epsilon_lower_bound, results[0].epsilon_lower_bound);
   return results[0];
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/local_group.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/partition/shard.h"
@@ -41,7 +42,8 @@ Evaluated evaluate_on(int ranks, model::Arch arch) {
   group.run([&](dist::Communicator& comm) {
     const partition::Shard shard = partition::load_shard(d.partition, comm.rank(), ranks);
     const model::Gnn net(config_for(shard.meta, arch), 7);
-    Evaluator ev(shard, comm, c10::kCPU);
+    const auto comms = dist::Collectives::over(comm);
+    Evaluator ev(shard, comms, c10::kCPU);
     parts[comm.rank()] = ev.logits(net);
     begins[comm.rank()] = shard.begin;
     results[comm.rank()] = ev.evaluate(net);

@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/local_group.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/partition/shard.h"
@@ -113,7 +114,8 @@ TEST(InferenceMemory, TheSpmmEvaluatorFitsACapThatTheEdgeListForwardExceeds) {
   const int spmm = run_capped([](const partition::Shard& s) {
     dist::LocalGroup group(1);
     group.run([&](dist::Communicator& comm) {
-      Evaluator ev(s, comm, c10::kCPU);
+      const auto comms = dist::Collectives::over(comm);
+      Evaluator ev(s, comms, c10::kCPU);
       const EvalResult r = ev.evaluate(gcn());
       if (r.test_nodes != kNodes) ::_exit(5);
     });

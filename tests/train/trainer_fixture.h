@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/local_group.h"
 #include "dpgnn/train/config.h"
 #include "dpgnn/train/trainer.h"
@@ -58,7 +59,9 @@ inline TrainSummary train_in_process(const Config& cfg, const std::string& out, 
   opt.out_dir = out;
   opt.progress = false;
   opt.local_ranks = ranks;
-  group.run([&](dist::Communicator& comm) { results[comm.rank()] = run_training(cfg, opt, comm); });
+  group.run([&](dist::Communicator& comm) {
+    results[comm.rank()] = run_training(cfg, opt, dist::Collectives::over(comm));
+  });
   return results[0];
 }
 

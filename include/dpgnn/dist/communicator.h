@@ -3,10 +3,11 @@
 // A small interface in the style of XGBoost's `Comm`/`Coll` and Horovod's ops: one
 // abstract class with the few collectives the trainer needs (one all-reduce of one
 // contiguous gradient buffer per step, broadcasts of start-up state, all-gathers of
-// statistics, all-to-all-v of halo rows during evaluation), implemented by
+// statistics, all-to-all-v of halo rows during evaluation, point-to-point pieces of a partition file), implemented by
 //   - MpiCommunicator   (mpi_communicator.h):  host buffers, over a duplicate of MPI_COMM_WORLD;
 //   - NcclCommunicator  (nccl_communicator.h): CUDA buffers, bootstrapped over MPI;
 //   - LocalGroup        (local_group.h):       n ranks as n threads of one process, for tests.
+// A command does not pick one: it opens a Collectives (collectives.h), which does.
 // Backend headers (mpi.h, nccl.h, cuda_runtime.h) never appear here: they stay in src/dist/.
 //
 // Semantics shared by every implementation (and checked by the same tests):
@@ -64,7 +65,16 @@ class Communicator {
   // rank order. recv_counts[p] on this rank must equal send_counts[rank()] on rank p.
   void alltoallv(const void* send, const std::vector<std::size_t>& send_counts, void* recv,
                  const std::vector<std::size_t>& recv_counts, DType dtype);
+  // Point to point: rank `dest` must call recv with this rank as `source` and the same count
+  // and dtype. Messages between one pair of ranks arrive in the order they were sent.
+  // send may return before the message is received (it may be buffered).
+  void send(const void* buf, std::size_t count, DType dtype, int dest);
+  void recv(void* buf, std::size_t count, DType dtype, int source);
   void barrier();
+
+  // The backend's own communicator for libraries that take one: a pointer to an MPI_Comm for
+  // the MPI backend (PT-Scotch), nullptr for the others.
+  virtual const void* native_handle() const { return nullptr; }
 
   // Typed conveniences: the dtype follows from the element type.
   template <class T>
@@ -92,6 +102,14 @@ class Communicator {
     alltoallv(static_cast<const void*>(send), send_counts, static_cast<void*>(recv), recv_counts,
               dtype_of<T>);
   }
+  template <class T>
+  void send(const T* buf, std::size_t count, int dest) {
+    send(static_cast<const void*>(buf), count, dtype_of<T>, dest);
+  }
+  template <class T>
+  void recv(T* buf, std::size_t count, int source) {
+    recv(static_cast<void*>(buf), count, dtype_of<T>, source);
+  }
 
  protected:
   Communicator() = default;
@@ -106,15 +124,9 @@ class Communicator {
   virtual void do_alltoallv(const void* send, const std::vector<std::size_t>& send_counts,
                             void* recv, const std::vector<std::size_t>& recv_counts,
                             DType dtype) = 0;
+  virtual void do_send(const void* buf, std::size_t count, DType dtype, int dest) = 0;
+  virtual void do_recv(void* buf, std::size_t count, DType dtype, int source) = 0;
   virtual void do_barrier() = 0;
 };
-
-// The communicator for buffers at `location`, over all ranks of the MPI job:
-// host -> MPI; cuda -> NCCL on GPU `cuda_device`, or when it is -1 on this rank's GPU by
-// local rank (local rank modulo visible devices, see device.h), when the build has NCCL.
-// NCCL needs a GPU of its own for each rank. Needs init_environment() (environment.h)
-// first. Collective: every rank must call it. Throws UsageError when the build cannot
-// serve `location` (saying which CMake option to set) or no GPU is visible.
-std::unique_ptr<Communicator> make_communicator(BufferLocation location, int cuda_device = -1);
 
 }  // namespace dpgnn::dist

@@ -31,6 +31,14 @@ int bind_cuda_device(int local_rank);
 // unavailable or `device` is not one of the visible devices.
 int bind_cuda_device_index(int device);
 
+// True when `ptr` points into CUDA device memory (cudaPointerGetAttributes); false for host
+// memory and in a build without CUDA. Never throws.
+bool is_cuda_pointer(const void* ptr);
+// Synchronous copies between host and device memory, for staging device buffers through
+// host memory (collectives.h). IoError when CUDA fails, UsageError in a build without CUDA.
+void copy_to_host(void* dst, const void* device_src, std::size_t bytes);
+void copy_to_device(void* device_dst, const void* src, std::size_t bytes);
+
 // Device memory for tests and benchmarks of the CUDA backend (the trainer uses tensors).
 class CudaBuffer {
  public:

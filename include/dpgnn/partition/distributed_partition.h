@@ -20,6 +20,10 @@
 
 #include "dpgnn/partition/partition_writer.h"
 
+namespace dpgnn::dist {
+class Collectives;
+}
+
 namespace dpgnn::partition {
 
 // The `method` a PT-Scotch partition file records (structure-aware, like "metis").
@@ -28,12 +32,12 @@ constexpr const char* kPtScotchMethod = "ptscotch";
 // Original ids [first, second) that rank `rank` of `world_size` reads: [r N / W, (r+1) N / W).
 std::pair<std::int64_t, std::int64_t> input_block(std::int64_t num_nodes, int rank, int world_size);
 
-// Collective over MPI_COMM_WORLD (MPI initialised, any world size >= 1; the CLI uses it for
-// >= 2). options.method must be metis (structure-aware: PT-Scotch here); random is refused
+// Collective over `comms` (the command's, dist/collectives.h: any world size >= 1; the CLI
+// uses it for >= 2). options.method must be metis (structure-aware: PT-Scotch here); random is refused
 // (it runs on one process). The quality (edge cut, balance, per-part counts) is known on
 // every rank; checksum, seconds_* and rank_peak_rss on rank 0. Errors every rank meets alike
 // (bad option, missing or malformed dataset) are CollectiveErrors that rank 0 reports.
 PartitionReport partition_dataset_distributed(const std::string& dataset_path, const std::string& out_path,
-                                              const PartitionOptions& options);
+                                              const PartitionOptions& options, const dist::Collectives& comms);
 
 }  // namespace dpgnn::partition

@@ -38,7 +38,7 @@
 #include "dpgnn/train/trainer.h"
 
 namespace dpgnn::dist {
-class Communicator;
+class Collectives;
 }
 
 namespace dpgnn::train {
@@ -53,7 +53,6 @@ struct AuditOptions {
   double canary_scale = 10.0;    // the non-zero feature of an included canary
   bool progress = true;
   int local_ranks = 1;
-  int local_rank = 0;
 };
 
 struct AuditResult {
@@ -74,10 +73,9 @@ struct AuditResult {
 };
 
 // Builds the canary dataset (and partition, when the config has one) at rank 0, trains on it
-// with run_training over `comm`, scores the canaries from the final model at rank 0 and
+// with run_training over `comms`, scores the canaries from the final model at rank 0 and
 // returns the bound (the same result on every rank). Collective. Throws dpgnn::Error.
-AuditResult run_audit(const Config& config, const AuditOptions& options, dist::Communicator& comm,
-                      dist::Communicator* device_comm = nullptr);
+AuditResult run_audit(const Config& config, const AuditOptions& options, const dist::Collectives& comms);
 
 // The result as one JSON object (audit.json, `dpgnn audit --json`): epsilon (null for a
 // non-private method), epsilon_lower_bound, confidence, canaries, guesses, correct_guesses...

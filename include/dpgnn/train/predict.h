@@ -9,7 +9,7 @@
 #include <string>
 
 namespace dpgnn::dist {
-class Communicator;
+class Collectives;
 }
 
 namespace dpgnn::train {
@@ -29,8 +29,8 @@ struct PredictResult {
   bool is_private = false;  // run_is_private of the run that trained the model
 };
 
-// Collective over `comm` (host buffers). Throws UsageError / DataError / IoError naming the
-// file and the problem (missing model, parameter shape that does not match the config).
-PredictResult run_prediction(const PredictOptions& options, dist::Communicator& comm);
+// Collective over `comms` (on the CPU: host buffers). Throws UsageError / DataError / IoError
+// naming the file and the problem (missing model, parameter shape that does not match the config).
+PredictResult run_prediction(const PredictOptions& options, const dist::Collectives& comms);
 
 }  // namespace dpgnn::train

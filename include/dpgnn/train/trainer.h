@@ -22,7 +22,7 @@
 #include "dpgnn/train/config.h"
 
 namespace dpgnn::dist {
-class Communicator;
+class Collectives;
 }
 
 namespace dpgnn::train {
@@ -34,7 +34,6 @@ struct TrainOptions {
   bool dry_run = false;   // load, sample, calibrate and report; no training, no outputs
   bool progress = true;   // human progress on rank 0 (only on a terminal or DPGNN_PROGRESS=1)
   int local_ranks = 1;    // ranks on this node (threads per rank = cores / local_ranks)
-  int local_rank = 0;     // picks the GPU when device is "cuda"
 };
 
 struct TrainSummary {
@@ -69,11 +68,10 @@ inline int interrupted_exit_code(int signal) { return 128 + signal; }
 // `dpgnn train --resume --out RUN` without --config. UsageError when RUN holds no bound run.
 std::string bound_config_text(const std::string& run_dir);
 
-// Runs (or resumes) training. Collective over `comm`, which moves host buffers (start-up
-// state, flags, checkpoints, halo plans). With `device: cuda`, `device_comm` (NCCL, one GPU
-// per rank) all-reduces the gradient buffer and exchanges halo rows in GPU memory; without
-// it those are staged through host memory over `comm`. Throws dpgnn::Error subclasses.
-TrainSummary run_training(const Config& config, const TrainOptions& options, dist::Communicator& comm,
-                          dist::Communicator* device_comm = nullptr);
+// Runs (or resumes) training. Collective over `comms` (the command opened it: on a GPU run
+// with the rank's GPU bound, dist/collectives.h), which moves host buffers (start-up state,
+// flags, checkpoints, halo plans) and device buffers (the gradient buffer, halo rows) each by
+// its own path. Throws dpgnn::Error subclasses.
+TrainSummary run_training(const Config& config, const TrainOptions& options, const dist::Collectives& comms);
 
 }  // namespace dpgnn::train

@@ -69,7 +69,7 @@ class SecureStream {
   SecureStream(const SecureStream&) = delete;
   SecureStream& operator=(const SecureStream&) = delete;
 
-  // Inline: the exact discrete Gaussian (train/noise.cpp) draws a dozen small values per
+  // Inline: the exact discrete Gaussian (noise/discrete_gaussian.cpp) draws a dozen small values per
   // sample, where an out-of-line call per draw cost as much as the keystream itself.
   std::uint64_t next_u64() {
     if (pos_ == kWords) refill();

@@ -1,4 +1,4 @@
-// train/noise: the exact discrete Gaussian (Canonne, Kamath & Steinke 2020) against its
+// noise/discrete_gaussian: the exact discrete Gaussian (Canonne, Kamath & Steinke 2020) against its
 // pmf computed here directly (p(k) proportional to exp(-k^2 / (2 s2)), summed over a range
 // wide enough that the rest is below 1e-300), by moments and chi-square goodness of fit;
 // determinism given the key; the grid's variance bound.
@@ -12,12 +12,12 @@
 #include <map>
 #include <vector>
 
-#include "dpgnn/train/noise.h"
-#include "dpgnn/train/noise_prefetch.h"
+#include "dpgnn/noise/discrete_gaussian.h"
+#include "dpgnn/noise/prefetch.h"
 #include "dpgnn/util/error.h"
 #include "chi_square.h"
 
-namespace dpgnn::train {
+namespace dpgnn::noise {
 namespace {
 
 // The exact pmf on [-R, R] (R = 40 sqrt(s2) + 10: the mass outside is < exp(-800)).
@@ -375,4 +375,4 @@ TEST(NoiseGrid, TwoChangedRanksDoubleTheRoundingAllowance) {
 }
 
 }  // namespace
-}  // namespace dpgnn::train
+}  // namespace dpgnn::noise

@@ -1,14 +1,14 @@
-// Noise drawn ahead on background threads (see noise_prefetch.h).
-#include "dpgnn/train/noise_prefetch.h"
+// Noise drawn ahead on background threads (see noise/prefetch.h).
+#include "dpgnn/noise/prefetch.h"
 
 #include <string.h>  // explicit_bzero
 
 #include <algorithm>
 
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 #include "dpgnn/util/error.h"
 
-namespace dpgnn::train {
+namespace dpgnn::noise {
 
 void add_discrete_gaussian_noise_threads(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                          std::uint64_t step, int threads, const std::atomic<bool>* cancel) {
@@ -18,7 +18,7 @@ void add_discrete_gaussian_noise_threads(double* grid_sum, std::size_t n, std::u
   std::exception_ptr error;
   std::mutex error_mu;
   // Chunks are taken in turn from a shared counter; which thread draws a chunk does not
-  // matter, each reads its own substream (train/noise.h).
+  // matter, each reads its own substream (noise/discrete_gaussian.h).
   auto work = [&] {
     try {
       for (std::size_t c; (c = next.fetch_add(1)) < chunks;) {
@@ -163,4 +163,4 @@ void NoisePrefetcher::add_to(double* grid_sum, std::uint64_t step, std::uint64_t
   add_discrete_gaussian_noise_threads(grid_sum, n_, variance, key_, step, threads_);
 }
 
-}  // namespace dpgnn::train
+}  // namespace dpgnn::noise

@@ -2,7 +2,7 @@
 // Kamath & Steinke 2020 (arXiv:2004.00010, Section 5, "Sampling"). Every random outcome is
 // the one exact integer arithmetic gives: floating point only finds it faster when a wide
 // margin makes it certain (Bernoulli(exp(-x)) below).
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 
 #include <ATen/Parallel.h>
 #if defined(__SSE2__)
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "dpgnn/train/staircase_gaussian.h"
+#include "dpgnn/noise/staircase_gaussian.h"
 #include "dpgnn/util/error.h"
 
-namespace dpgnn::train {
+namespace dpgnn::noise {
 namespace {
 
 using u128 = SecureStream::u128;
@@ -530,7 +530,7 @@ bool bernoulli_exp_minus(SecureStream& rng, unsigned __int128 n, unsigned __int1
 }
 bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only) {
   if (exact_only) return exact_exp_minus(rng, rng.bits(kDigitBits), 1, 1);
-  return train::bernoulli_exp_minus_one(rng);
+  return noise::bernoulli_exp_minus_one(rng);
 }
 }  // namespace detail
 
@@ -566,4 +566,4 @@ void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t 
   });
 }
 
-}  // namespace dpgnn::train
+}  // namespace dpgnn::noise

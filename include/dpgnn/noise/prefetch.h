@@ -2,7 +2,7 @@
 // depends only on (noise secret, step, variance), not on the data, so rank 0 can draw step
 // t + 1's vector on background threads while the ranks compute step t's gradients.
 //
-// The vector is exactly add_discrete_gaussian_noise's for (key, variance, step) (train/noise.h:
+// The vector is exactly add_discrete_gaussian_noise's for (key, variance, step) (noise/discrete_gaussian.h:
 // the same chunks, each from its own substream, whatever thread draws it), so prefetching
 // changes no bit of a run or of its replay. A prefetched vector is used only for the
 // (step, variance) it was drawn for: when the variance changes between the request and the
@@ -31,7 +31,7 @@
 
 #include "dpgnn/util/secure_rng.h"
 
-namespace dpgnn::train {
+namespace dpgnn::noise {
 
 // grid_sum[i] += Y_i as add_discrete_gaussian_noise does, on `threads` std::threads (the
 // caller's included) that take chunks in turn; stops early (with a partial sum) once
@@ -87,4 +87,4 @@ class NoisePrefetcher {
   std::thread worker_;
 };
 
-}  // namespace dpgnn::train
+}  // namespace dpgnn::noise

@@ -40,7 +40,7 @@
 //
 // Cost per sample: about 1.02 proposals (the blocks' slope rejects about E|x| w / s2 ~ 1%,
 // the dummy 2^-16), each 1.5 keystream words, a table lookup and a degree-9 polynomial.
-#include "dpgnn/train/staircase_gaussian.h"
+#include "dpgnn/noise/staircase_gaussian.h"
 
 #include <gmp.h>
 #include <mpfr.h>
@@ -52,10 +52,10 @@
 #include <string>
 #include <vector>
 
-#include "dpgnn/train/noise.h"
+#include "dpgnn/noise/discrete_gaussian.h"
 #include "dpgnn/util/error.h"
 
-namespace dpgnn::train::staircase {
+namespace dpgnn::noise::staircase {
 
 namespace {
 
@@ -421,4 +421,4 @@ Counters counters() {
   return {certified_count.load(std::memory_order_relaxed), tail_count.load(std::memory_order_relaxed)};
 }
 
-}  // namespace dpgnn::train::staircase
+}  // namespace dpgnn::noise::staircase

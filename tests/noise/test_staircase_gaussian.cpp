@@ -1,4 +1,4 @@
-// train/staircase_gaussian: the staircase sampler of the exact discrete Gaussian against its
+// noise/staircase_gaussian: the staircase sampler of the exact discrete Gaussian against its
 // pmf computed here directly (p(k) proportional to exp(-k^2 / (2 s2))) or, at the trainer's
 // scale, against the Gaussian (Poisson summation: the difference is far below what 400,000
 // draws can see), by chi-square goodness of fit; on shapes whose tails, wide blocks and
@@ -11,11 +11,11 @@
 #include <cmath>
 #include <vector>
 
-#include "dpgnn/train/staircase_gaussian.h"
+#include "dpgnn/noise/staircase_gaussian.h"
 #include "dpgnn/util/error.h"
 #include "chi_square.h"
 
-namespace dpgnn::train::staircase {
+namespace dpgnn::noise::staircase {
 namespace {
 
 // Q(x; dof), the chi-square survival function, in closed form: even dof 2k: exp(-x/2)
@@ -195,4 +195,4 @@ TEST(StaircaseGaussian, RefusesShapesItCannotUse) {
 }
 
 }  // namespace
-}  // namespace dpgnn::train::staircase
+}  // namespace dpgnn::noise::staircase

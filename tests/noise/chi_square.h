@@ -1,5 +1,5 @@
 // Chi-square goodness of fit of integer draws against a law given by its bin masses, shared by
-// the noise samplers' tests (train/noise, train/staircase_gaussian).
+// the noise samplers' tests (noise/discrete_gaussian, noise/staircase_gaussian).
 #pragma once
 
 #include <algorithm>

@@ -28,7 +28,7 @@
 // The noise of step t is a pure function of (noise secret, t) - chunks of kNoiseChunk
 // coordinates each read their own keystream (substream = chunk index), drawn in parallel -
 // so a resumed run replays the steps after its last checkpoint with exactly the noise they
-// had, and the number of threads changes nothing. NoisePrefetcher (noise_prefetch.h) draws
+// had, and the number of threads changes nothing. NoisePrefetcher (noise/prefetch.h) draws
 // the same vectors ahead of time.
 #pragma once
 
@@ -37,7 +37,7 @@
 
 #include "dpgnn/util/secure_rng.h"
 
-namespace dpgnn::train {
+namespace dpgnn::noise {
 
 // The grid and the discrete variance for a mechanism with continuous noise std `sigma`,
 // L2 sensitivity `sensitivity` (sigma = z * sensitivity) and `num_params` coordinates.
@@ -75,7 +75,7 @@ void sample_discrete_gaussian(SecureStream& rng, std::uint64_t variance, std::in
 
 // grid_sum[i] += Y_i, Y ~ N_Z(0, variance)^n, from the keystream of (key, noise, step).
 // grid_sum holds integers (as doubles); the result stays integer-valued. Chunks run on
-// at::parallel_for (the caller's LibTorch threads); train/noise_prefetch.h draws the same
+// at::parallel_for (the caller's LibTorch threads); noise/prefetch.h draws the same
 // noise on threads of its own, ahead of time.
 void add_discrete_gaussian_noise(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                  std::uint64_t step);
@@ -95,4 +95,4 @@ bool bernoulli_exp_minus_one(SecureStream& rng, bool exact_only);
 void add_discrete_gaussian_noise_chunk(double* grid_sum, std::size_t n, std::uint64_t variance, const Secret& key,
                                        std::uint64_t step, std::size_t chunk);
 
-}  // namespace dpgnn::train
+}  // namespace dpgnn::noise

@@ -12,7 +12,7 @@
 
 #include "dpgnn/util/secure_rng.h"
 
-namespace dpgnn::train::staircase {
+namespace dpgnn::noise::staircase {
 
 // Below this variance the noise uses CKS20 Algorithm 3 (the table would be mostly edges).
 constexpr std::uint64_t kMinVariance = std::uint64_t{1} << 32;
@@ -47,4 +47,4 @@ struct Counters {
 };
 Counters counters();
 
-}  // namespace dpgnn::train::staircase
+}  // namespace dpgnn::noise::staircase

@@ -130,18 +130,31 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   }
   const auto loop_start = Clock::now();
   auto last_progress = loop_start;
+  // Stage timings at debug level (DPGNN_LOG_LEVEL=debug, bench/cost_of_privacy.sh DEBUG=1).
+  const bool timing = spdlog::should_log(spdlog::level::debug);
+  auto t_lap = Clock::now();
+  auto lap = [&]() {
+    const auto now = Clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_lap).count();
+    t_lap = now;
+    return ms;
+  };
   while (stop == 0.0) {
     const std::int64_t step = r.step;
     const bool replay = step < ledger_steps;  // recorded before a crash: same batch, same noise
+    if (timing) lap();
     const std::vector<Pick> picks = picks_of_step(ctx, step);
+    double ms_picks = timing ? lap() : 0.0, ms_batch = 0.0, ms_grad = 0.0;
     grad.zero_();
     const model::DropoutKey dkey{cfg.train.seed, step};
     double loss_sum = 0.0;
     if (!picks.empty()) {
       const model::Batch batch =
           build_batch(picks, ctx.epochs.sampled().parts, ctx.shard, net.device(), &ctx.release.example_features);
+      if (timing) ms_batch = lap();
       loss_sum = priv ? model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum
                       : model::gradient_sum(net, batch, dkey, grad);
+      if (timing) ms_grad = lap();
     }
     double stop_code = 0.0;
     if (rank == 0) {
@@ -162,6 +175,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     } else {
       grid_sum.copy_(grad);
     }
+    const double ms_noise = timing ? lap() : 0.0;
     // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
     if (ctx.epochs.advance_to(step + 1)) ctx.plan.follow(ctx.epochs);
     if (noise) noise->request(static_cast<std::uint64_t>(step) + 1, ctx.plan.grid().variance);
@@ -180,12 +194,18 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       ctx.comm.allreduce_sum(host.data_ptr<double>(), static_cast<std::size_t>(P + 4));
       buffer.copy_(host);
     }
+    const double ms_allreduce = timing ? lap() : 0.0;
     // The released noisy sum is the integer vector; the gradient is its post-processing.
     const at::Tensor noisy = priv ? buffer.narrow(0, 0, P) * ctx.plan.grid().gamma : buffer.narrow(0, 0, P);
     ctx.state.optimizer->step(net.flat_parameters(), noisy.to(net.dtype()), ctx.epochs.m());
     if (ctx.state.ema.defined()) {
       torch::NoGradGuard no_grad;
       ctx.state.ema.mul_(cfg.train.ema).add_(net.flat_parameters(), 1.0 - cfg.train.ema);
+    }
+    if (timing) {
+      spdlog::debug("step {} stages: batch choice {:.1f} ms, batch assembly {:.1f} ms, gradient {:.1f} ms, "
+                    "grid and noise {:.1f} ms, all-reduce {:.1f} ms, optimizer {:.1f} ms",
+                    step, ms_picks, ms_batch, ms_grad, ms_noise, ms_allreduce, lap());
     }
     const at::Tensor tail = buffer.narrow(0, P, 4).to(torch::kCPU);
     const double last_loss = tail[0].item<double>() / std::max(1.0, tail[1].item<double>());

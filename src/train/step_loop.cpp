@@ -5,11 +5,11 @@
 
 #include <chrono>
 
+#include "batch_pipeline.h"
 #include "checkpoint.h"
 #include "dpgnn/dist/communicator.h"
 #include "dpgnn/model/clipping.h"
 #include "dpgnn/partition/shard.h"
-#include "dpgnn/sampling/batch.h"
 #include "dpgnn/train/noise.h"
 #include "dpgnn/train/noise_prefetch.h"
 #include "dpgnn/util/log.h"
@@ -27,20 +27,6 @@ using Clock = std::chrono::steady_clock;
 constexpr double kStopMaxSteps = 1.0, kStopBudget = 2.0;
 
 std::string stop_reason(double code) { return code > 1.5 ? "target_epsilon" : "max_steps"; }
-
-// This rank's picks of the step's batch (the same global batch everywhere).
-std::vector<Pick> picks_of_step(const StepContext& ctx, std::int64_t step) {
-  const auto& ids = ctx.epochs.sampled().ids;
-  const auto gids = sampling::sample_batch_without_replacement(ctx.secrets.batch, static_cast<std::uint64_t>(step),
-                                                               ctx.epochs.M(), ctx.epochs.m());
-  std::vector<Pick> picks;
-  for (auto gid : gids) {
-    const auto part = ids.owner(gid);
-    if (part < ctx.shard.first_part || part >= ctx.shard.last_part) continue;
-    picks.push_back({static_cast<std::size_t>(part - ctx.shard.first_part), ids.local_index(gid), gid});
-  }
-  return picks;
-}
 
 }  // namespace
 
@@ -139,19 +125,22 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     t_lap = now;
     return ms;
   };
+  // Step t + 1's batch is built on a background thread while step t computes (batch_pipeline.h).
+  BatchPipeline batches(ctx);
   while (stop == 0.0) {
     const std::int64_t step = r.step;
     const bool replay = step < ledger_steps;  // recorded before a crash: same batch, same noise
     if (timing) lap();
-    const std::vector<Pick> picks = picks_of_step(ctx, step);
-    double ms_picks = timing ? lap() : 0.0, ms_batch = 0.0, ms_grad = 0.0;
+    const BatchPipeline::StepBatch step_batch = batches.take(step);
+    const std::vector<Pick>& picks = step_batch.picks;
+    if (step + 1 < cfg.train.max_steps) batches.request(step + 1);
+    const double ms_batch = timing ? lap() : 0.0;
+    double ms_grad = 0.0;
     grad.zero_();
     const model::DropoutKey dkey{cfg.train.seed, step};
     double loss_sum = 0.0;
     if (!picks.empty()) {
-      const model::Batch batch =
-          build_batch(picks, ctx.epochs.sampled().parts, ctx.shard, net.device(), &ctx.release.example_features);
-      if (timing) ms_batch = lap();
+      const model::Batch& batch = step_batch.batch;
       loss_sum = priv ? model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum
                       : model::gradient_sum(net, batch, dkey, grad);
       if (timing) ms_grad = lap();
@@ -176,8 +165,13 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       grid_sum.copy_(grad);
     }
     const double ms_noise = timing ? lap() : 0.0;
-    // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
-    if (ctx.epochs.advance_to(step + 1)) ctx.plan.follow(ctx.epochs);
+    // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget (a
+    // new set drops the batch prefetched from the old one).
+    batches.settle();
+    if (ctx.epochs.advance_to(step + 1)) {
+      batches.drop();
+      ctx.plan.follow(ctx.epochs);
+    }
     if (noise) noise->request(static_cast<std::uint64_t>(step) + 1, ctx.plan.grid().variance);
     if (rank == 0 && priv && stop_code == 0.0 && step + 1 >= ledger_steps && ctx.plan.next_step_exceeds())
       stop_code = kStopBudget;
@@ -203,9 +197,9 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
       ctx.state.ema.mul_(cfg.train.ema).add_(net.flat_parameters(), 1.0 - cfg.train.ema);
     }
     if (timing) {
-      spdlog::debug("step {} stages: batch choice {:.1f} ms, batch assembly {:.1f} ms, gradient {:.1f} ms, "
-                    "grid and noise {:.1f} ms, all-reduce {:.1f} ms, optimizer {:.1f} ms",
-                    step, ms_picks, ms_batch, ms_grad, ms_noise, ms_allreduce, lap());
+      spdlog::debug("step {} stages: batch {:.1f} ms, gradient {:.1f} ms, grid and noise {:.1f} ms, "
+                    "all-reduce {:.1f} ms, optimizer {:.1f} ms",
+                    step, ms_batch, ms_grad, ms_noise, ms_allreduce, lap());
     }
     const at::Tensor tail = buffer.narrow(0, P, 4).to(torch::kCPU);
     const double last_loss = tail[0].item<double>() / std::max(1.0, tail[1].item<double>());

@@ -7,6 +7,8 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -59,21 +61,27 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 at::Tensor saved(AutogradContext* ctx, const char* key) {
-  const c10::IValue& v = ctx->saved_data[key];
-  return v.isTensor() ? v.toTensor() : at::Tensor();
+  const auto it = ctx->saved_data.find(key);
+  return it == ctx->saved_data.end() ? at::Tensor() : it->second.toTensor();
 }
 
-// Differentiable in z only; the transposed arrays and weights travel in saved_data.
+// The product's constant arrays. Passed to apply as one non-tensor argument: an undefined
+// tensor argument is refused as an autograd input by LibTorch 1.13.
+struct Arrays {
+  std::int64_t num_dst = 0;
+  at::Tensor ptr, col, w_rows, tptr, trow, w_cols, self;
+};
+
+// Differentiable in z only; the transposed arrays and weights travel in saved_data (the
+// defined ones).
 struct BlockAggregate : public torch::autograd::Function<BlockAggregate> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& z, std::int64_t num_dst, const at::Tensor& ptr,
-                            const at::Tensor& col, const at::Tensor& w_rows, const at::Tensor& tptr,
-                            const at::Tensor& trow, const at::Tensor& w_cols, const at::Tensor& self) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& z, const std::shared_ptr<const Arrays>& a) {
     ctx->saved_data["num_src"] = z.size(0);
-    ctx->saved_data["tptr"] = tptr;
-    ctx->saved_data["trow"] = trow;
-    ctx->saved_data["w_cols"] = w_cols;
-    ctx->saved_data["self"] = self;
-    return rows_product(z, num_dst, ptr, col, w_rows, self);
+    for (const auto& [key, t] : {std::pair<const char*, const at::Tensor*>{"tptr", &a->tptr},
+                                 {"trow", &a->trow}, {"w_cols", &a->w_cols}, {"self", &a->self}}) {
+      if (t->defined()) ctx->saved_data[key] = *t;
+    }
+    return rows_product(z, a->num_dst, a->ptr, a->col, a->w_rows, a->self);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -81,8 +89,7 @@ struct BlockAggregate : public torch::autograd::Function<BlockAggregate> {
     // A^T g: row j of the transpose lists the edges out of src j; the self term is diagonal.
     at::Tensor dz = rows_product(grads[0], num_src, saved(ctx, "tptr"), saved(ctx, "trow"), saved(ctx, "w_cols"),
                                  saved(ctx, "self"));
-    return {dz, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+    return {dz, at::Tensor()};
   }
 };
 
@@ -146,8 +153,16 @@ at::Tensor block_aggregate(const at::Tensor& z, const BlockCsr& csr, const at::T
     w_rows = w.index_select(0, csr.edge);
     w_cols = w.index_select(0, csr.tedge);
   }
-  const at::Tensor self = self_weight.defined() ? self_weight.to(z.scalar_type()).contiguous() : at::Tensor();
-  return BlockAggregate::apply(z, csr.num_dst, csr.ptr, csr.col, w_rows, csr.tptr, csr.trow, w_cols, self);
+  auto a = std::make_shared<Arrays>();
+  a->num_dst = csr.num_dst;
+  a->ptr = csr.ptr;
+  a->col = csr.col;
+  a->w_rows = w_rows;
+  a->tptr = csr.tptr;
+  a->trow = csr.trow;
+  a->w_cols = w_cols;
+  a->self = self_weight.defined() ? self_weight.to(z.scalar_type()).contiguous() : at::Tensor();
+  return BlockAggregate::apply(z, std::shared_ptr<const Arrays>(std::move(a)));
 }
 
 CsrScope::CsrScope(const GraphBlock& block) : block_(&block), csr_(block_csr(block)), outer_(t_scope) {

@@ -17,6 +17,23 @@ inline double normal_mass(double a, double b) {
   return 1.0 - normal_cdf(a) - normal_cdf(-b);
 }
 
+// A bound on the rounding error of normal_cdf(x): erfc within a few ulp, and the rounding of
+// its argument x / sqrt 2, which erfc's slope (d ln erfc(t) / dt ~ -2t) magnifies by 2 t^2.
+inline double normal_cdf_error(double x) {
+  constexpr double u = 0x1p-53;
+  if (std::isinf(x)) return 0.0;
+  return (8.0 + 2.0 * x * x) * u * normal_cdf(x);
+}
+
+// A bound on the rounding error of normal_mass(a, b) (the two CDF errors and the subtraction).
+inline double normal_mass_error(double a, double b) {
+  constexpr double u = 0x1p-53;
+  if (!(a < b)) return 0.0;
+  if (a >= 0.0) return normal_cdf_error(-a) + normal_cdf_error(-b) + u * normal_mass(a, b);
+  if (b <= 0.0) return normal_cdf_error(b) + normal_cdf_error(a) + u * normal_mass(a, b);
+  return normal_cdf_error(a) + normal_cdf_error(-b) + 3.0 * u;
+}
+
 // ln Phi(x), with the asymptotic series for x < -35 where erfc underflows
 // (Abramowitz & Stegun 26.2.12).
 inline double log_normal_cdf(double x) {

@@ -38,10 +38,19 @@ double loss_of_y(double q, double mu, double y) {
   return m + std::log(std::exp(base - m) + std::exp(t - m));
 }
 
+constexpr double kUnitRoundoff = 0x1p-53;
+
+// A probability mass as computed, with a bound on its rounding error.
+struct Mass {
+  double value = 0.0, error = 0.0;
+};
+
 // P- and Q-mass of R on the y interval (y1, y2].
-std::pair<double, double> masses(double q, double mu, double y1, double y2) {
+std::pair<Mass, Mass> masses(double q, double mu, double y1, double y2) {
   const double p = (1.0 - q) * detail::normal_mass(y1, y2) + q * detail::normal_mass(y1 - mu, y2 - mu);
-  return {p, detail::normal_mass(y1, y2)};
+  const double p_error = (1.0 - q) * detail::normal_mass_error(y1, y2) +
+                         q * detail::normal_mass_error(y1 - mu, y2 - mu) + 3.0 * kUnitRoundoff * p;
+  return {{p, p_error}, {detail::normal_mass(y1, y2), detail::normal_mass_error(y1, y2)}};
 }
 
 // delta of R: q [Phi(mu - y) - e^{mu y - mu^2/2} Phi(-y)] at y = y_of_loss(eps), 1 - e^eps
@@ -79,13 +88,25 @@ double y_top(double q, double mu, double tail) {
 // Adds P-mass p with Q-mass qm, lying in the cell [i h, (i + 1) h], to the two end points,
 // keeping the mass and E[e^{-L}] (Doroshenko et al. 2022, "connect the dots"): the upper
 // point gets (p - qm e^{i h}) / (1 - e^{-h}).
-void split_into(std::vector<double>& out, std::int64_t offset, std::int64_t i, double h, double p, double qm) {
-  if (!(p > 0.0)) return;
-  double up = (p - qm * std::exp(static_cast<double>(i) * h)) / -std::expm1(-h);
-  up = std::min(p, std::max(0.0, up));
-  out[static_cast<std::size_t>(i - offset)] += p - up;
+// Rounding is made pessimistic (pld.h): the P-mass is raised and the Q-mass lowered by their
+// error bounds, and the upper share is raised by its own rounding bound ((8 + |i h|) u p / (1 -
+// e^{-h}): q e^{ih} <= p in the cell, e^{ih} carries the rounding of i h) and by 2^-30 p,
+// which covers the mass that rounded cell edges move across a boundary (of order
+// (mu |dy|)^2 / h^2 p with |dy| ~ 1e-14, far below it for grids h >= 1e-8). More P-mass, and
+// P-mass moved to a higher loss, only raise the hockey-stick curve.
+void split_into(std::vector<double>& out, std::int64_t offset, std::int64_t i, double h, Mass p, Mass qm) {
+  const double p_hi = p.value + p.error, q_lo = std::max(0.0, qm.value - qm.error);
+  if (!(p_hi > 0.0)) return;
+  const double l = static_cast<double>(i) * h, width = -std::expm1(-h);
+  double up = (p_hi - q_lo * std::exp(l)) / width;
+  up = std::max(0.0, up) + (8.0 + std::abs(l)) * kUnitRoundoff * p_hi / width + 0x1p-30 * p_hi;
+  up = std::min(p_hi, up);
+  out[static_cast<std::size_t>(i - offset)] += p_hi - up;
   out[static_cast<std::size_t>(i + 1 - offset)] += up;
 }
+
+// An exactly computed mass's pessimistic (upper) value.
+double upper(Mass m) { return m.value + m.error; }
 
 // The x >= 0 with Phi(-x) <= tail (bisection).
 double normal_tail_point(double tail) {
@@ -143,13 +164,15 @@ DiscretePld discretise_count_mixture(const MixturePair& pair, double h, double t
   out.mass.assign(static_cast<std::size_t>(std::max<std::int64_t>(top, 1) - out.offset + 1), 0.0);
   for (std::size_t j = 0; j < w.log_p.size(); ++j) {
     const double weight = std::exp(w.log_p[j]);
+    // exp's rounding, magnified by |ln P[k]| (and the log-pmf's own rounding, a few u of it)
+    const double weight_rel = (4.0 + 2.0 * std::abs(w.log_p[j])) * kUnitRoundoff;
     const std::int64_t k = w.first + static_cast<std::int64_t>(j);
     if (weight < kNegligibleWeight) {
-      if (k > 0) out.infinity_mass += weight;
+      if (k > 0) out.infinity_mass += weight * (1.0 + weight_rel);
       continue;
     }
     if (k == 0) {
-      out.mass[static_cast<std::size_t>(-out.offset)] += weight;
+      out.mass[static_cast<std::size_t>(-out.offset)] += weight * (1.0 + weight_rel);
       continue;
     }
     const double s = static_cast<double>(k) * pair.mu, half = 0.5 * s * s;
@@ -158,12 +181,14 @@ DiscretePld discretise_count_mixture(const MixturePair& pair, double h, double t
     const std::int64_t i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
     for (std::int64_t i = i_lo; i < i_hi; ++i) {
       const double a = std::max(lo, static_cast<double>(i) * h), b = std::min(hi, static_cast<double>(i + 1) * h);
-      const double p = weight * detail::normal_mass((a - half) / s, (b - half) / s);
-      const double qm = weight * detail::normal_mass((a + half) / s, (b + half) / s);
-      split_into(out.mass, out.offset, i, h, p, qm);
+      const double pa = (a - half) / s, pb = (b - half) / s, qa = (a + half) / s, qb = (b + half) / s;
+      const double p = weight * detail::normal_mass(pa, pb), qm = weight * detail::normal_mass(qa, qb);
+      split_into(out.mass, out.offset, i, h, {p, weight * detail::normal_mass_error(pa, pb) + weight_rel * p},
+                 {qm, weight * detail::normal_mass_error(qa, qb) + weight_rel * qm});
     }
-    out.mass[static_cast<std::size_t>(i_lo + 1 - out.offset)] += weight * detail::normal_cdf(-t);  // >= lo: up
-    out.infinity_mass += weight * detail::normal_cdf(-t);
+    const double tail_mass = weight * (detail::normal_cdf(-t) + detail::normal_cdf_error(-t)) * (1.0 + weight_rel);
+    out.mass[static_cast<std::size_t>(i_lo + 1 - out.offset)] += tail_mass;  // >= lo: up
+    out.infinity_mass += tail_mass;
   }
   return out;
 }
@@ -183,10 +208,14 @@ DiscretePld discretise_laplace(double mu, double h) {
     const double a = std::max(-mu, static_cast<double>(i) * h), b = std::min(mu, static_cast<double>(i + 1) * h);
     if (!(a < b)) continue;
     const double y1 = 0.5 * (a + mu), y2 = 0.5 * (b + mu), width = -std::expm1(-(y2 - y1));
-    split_into(out.mass, out.offset, i, h, 0.5 * std::exp(y2 - mu) * width, 0.5 * std::exp(-y1) * width);
+    const double p = 0.5 * std::exp(y2 - mu) * width, qm = 0.5 * std::exp(-y1) * width;
+    // exp, expm1 and the products within a few u each, the edges' rounding magnified by mu
+    const double rel = (8.0 + 2.0 * mu) * kUnitRoundoff;
+    split_into(out.mass, out.offset, i, h, {p, rel * p}, {qm, rel * qm});
   }
-  split_into(out.mass, out.offset, out.offset, h, 0.5 * std::exp(-mu), 0.5);
-  split_into(out.mass, out.offset, i_top, h, 0.5, 0.5 * std::exp(-mu));
+  const double atom_rel = (4.0 + mu) * kUnitRoundoff, e_mu = std::exp(-mu);
+  split_into(out.mass, out.offset, out.offset, h, {0.5 * e_mu, atom_rel * e_mu}, {0.5, 0.0});
+  split_into(out.mass, out.offset, i_top, h, {0.5, 0.0}, {0.5 * e_mu, atom_rel * e_mu});
   return out;
 }
 
@@ -226,7 +255,7 @@ DiscretePld discretise(const MixturePair& pair, double h, double tail) {
   const std::int64_t i_lo = pair.kind == PairKind::kSymmetric
                                 ? 0
                                 : static_cast<std::int64_t>(std::floor(std::log1p(-q) / h));
-  std::vector<double> p_cell, q_cell;
+  std::vector<Mass> p_cell, q_cell;
   double y_prev = y_of_loss(q, mu, static_cast<double>(i_lo) * h);
   for (std::int64_t i = i_lo; i < i_top; ++i) {
     const double y = y_of_loss(q, mu, static_cast<double>(i + 1) * h);
@@ -236,8 +265,9 @@ DiscretePld discretise(const MixturePair& pair, double h, double tail) {
     y_prev = y;
   }
   const double y_end = y_prev;
-  const double p_above = (1.0 - q) * detail::normal_cdf(-y_end) + q * detail::normal_cdf(mu - y_end);
-  const double q_above = detail::normal_cdf(-y_end);
+  const double p_above = (1.0 - q) * (detail::normal_cdf(-y_end) + detail::normal_cdf_error(-y_end)) +
+                         q * (detail::normal_cdf(mu - y_end) + detail::normal_cdf_error(mu - y_end));
+  const double q_above = detail::normal_cdf(-y_end) + detail::normal_cdf_error(-y_end);
 
   DiscretePld out;
   out.h = h;
@@ -275,7 +305,8 @@ DiscretePld discretise(const MixturePair& pair, double h, double tail) {
         split_into(out.mass, out.offset, i, h, p_cell[k], q_cell[k]);
         split_into(out.mass, out.offset, -i - 1, h, q_cell[k], p_cell[k]);
       }
-      out.mass[static_cast<std::size_t>(-out.offset)] += (1.0 - q) * detail::normal_mass(-0.5 * mu, 0.5 * mu);
+      out.mass[static_cast<std::size_t>(-out.offset)] +=
+          (1.0 - q) * upper({detail::normal_mass(-0.5 * mu, 0.5 * mu), detail::normal_mass_error(-0.5 * mu, 0.5 * mu)});
       out.mass[0] += q_above;
       out.infinity_mass = p_above;
       // The form above needs delta_remove >= delta_add for eps >= 0 (f_q below f_q^{-1} left

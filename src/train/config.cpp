@@ -220,7 +220,9 @@ const std::vector<Field>& fields() {
                 "(below it the released labels are mostly noise and DP-SGD gets the whole budget)"),
       DPGNN_NUM("dpar.choose_steps", dpar.choose_steps, bool, "boolean",
                 "with the label release: choose the inference power-iteration steps among 1, 2, 4, 8 by the "
-                "released labels (half as evidence, half scored; post-processing), instead of dpar.propagation_steps"),
+                "released labels (half as evidence, half scored), instead of dpar.propagation_steps; the choice reads the "
+                "graph and the training nodes' features without noise: outside the guarantee (summary.json "
+                "outside_guarantee)"),
   };
   return f;
 }

@@ -55,14 +55,18 @@ class Evaluator {
   void set_label_evidence(std::int64_t categories, double keep_probability, const std::vector<std::int64_t>& nodes,
                           const std::vector<std::int64_t>& labels, bool choose_steps);
   // With label evidence: choose the power-iteration steps among 1, 2, 4 and 8 on the
-  // released labels themselves, post-processing only: the evidence of half the labelled nodes
+  // released labels: the evidence of half the labelled nodes
   // (those whose dataset id hashes odd) is propagated, and the steps whose predictions agree
   // most with the other half's released labels win (ties: the nearest to the configured
   // steps); then the full evidence is propagated with them. Randomized response is symmetric,
   // so agreement with released labels ranks the choices as agreement with the true ones would,
-  // in expectation. Without evidence the configured steps are used.
+  // in expectation. Without evidence the configured steps are used. NOT post-processing: the
+  // choice runs the model on the training nodes' own features and propagates over the graph,
+  // neither noised, so the chosen steps are outside the guarantee (docs/privacy.md).
   // The steps the last logits() used (-1 before any).
   int last_steps() const { return last_steps_; }
+  // Whether the last logits() chose its steps on the released labels.
+  bool steps_were_chosen() const { return choose_steps_ && categories_ > 0; }
 
  private:
   at::Tensor exchange(const at::Tensor& h);  // [n_local, d] -> halo rows [n_halo, d]

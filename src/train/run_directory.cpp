@@ -185,9 +185,20 @@ RunStart RunDirectory::create(const ThisStart& now, const nlohmann::json& proven
                          {"noise_seed_pinned", now.noise_seed.has_value()},
                          {"starts", nlohmann::json::array({provenance})}};
   write_text_file(paths_.run_info(), info.dump(2) + "\n");
-  if (now.is_private) LedgerWriter(paths_.ledger().string()).append_header(binding_.to_json());
+  if (now.is_private) {
+    LedgerWriter(paths_.ledger().string()).append_header(binding_.to_json());
+    mark_ledger_opened(info);
+  }
   if (drawn) keep_secrets(start.secrets, paths_.dir);
   return start;
+}
+
+// run.json records that the ledger's header was written: if the ledger is lost later, that
+// record (which outlives the secrets and releases a user may delete with it) still shows that
+// budget may have been spent, and a resume refuses (resume_guard.h).
+void RunDirectory::mark_ledger_opened(nlohmann::json& info) const {
+  info["ledger_opened"] = true;
+  write_text_file(paths_.run_info(), info.dump(2) + "\n");
 }
 
 RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& provenance) {
@@ -250,9 +261,8 @@ RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& proven
   std::optional<RunSecrets> kept = reproducible_secrets(now.is_private, now.noise_seed, now.train_seed, paths_.dir);
   if (now.is_private) {
     start.ledger_steps = ledger ? sgd_steps(ledger->entries) : 0;
-    const std::string refusal =
-        resume_refusal({has_ledger, start.ledger_steps, fs::exists(paths_.checkpoint()), start.start_step,
-                        kept.has_value(), training_evidence(paths_.dir.string())});
+    const std::string refusal = resume_refusal(resume_facts(has_ledger, ledger, start.ledger_steps, start.start_step,
+                                                            kept.has_value()));
     if (!refusal.empty()) refuse(paths_, refusal);
     if (start.ledger_steps > start.start_step) {
       // Every set-up that recorded a step in [start_step, ledger_steps) must be this one.
@@ -297,6 +307,10 @@ RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& proven
     LedgerWriter w(paths_.ledger().string());
     if (!ledger || !ledger->binding) {
       w.append_header(binding_.to_json());  // the ledger was never written (no step, no release)
+      if (fs::exists(paths_.run_info())) {
+        auto info = nlohmann::json::parse(read_text_file(paths_.run_info()), nullptr, false);
+        if (!info.is_discarded() && info.is_object()) mark_ledger_opened(info);
+      }
     } else {
       const StepSetup mine = current_setup(now, start.secrets);
       nlohmann::json seg = provenance;
@@ -319,6 +333,25 @@ RunStart RunDirectory::resume(const ThisStart& now, const nlohmann::json& proven
   }
   start.ledger = std::move(ledger);
   return start;
+}
+
+ResumeFacts RunDirectory::resume_facts(bool has_ledger, const std::optional<Ledger>& ledger, std::int64_t ledger_steps,
+                                       std::int64_t checkpoint_step, bool secrets_kept) const {
+  const std::string dir = paths_.dir.string();
+  ResumeFacts f;
+  f.ledger_exists = has_ledger;
+  f.ledger_steps = ledger_steps;
+  f.checkpoint_exists = fs::exists(paths_.checkpoint());
+  f.checkpoint_step = checkpoint_step;
+  f.secrets_available = secrets_kept;
+  f.training_evidence = training_evidence(dir);
+  f.stored_releases = stored_releases(dir);
+  if (ledger)
+    for (const auto& r : ledger->releases) f.recorded_releases.push_back(r.file);
+  if (fs::exists(noise_secret_file(paths_.dir))) f.secret_files.emplace_back("noise_secret");
+  if (fs::exists(batch_secret_file(paths_.dir))) f.secret_files.emplace_back("batch_secret");
+  f.ledger_was_opened = ledger_opened_in_run_info(dir);
+  return f;
 }
 
 std::string RunDirectory::read_release(const ReleaseRecord& r) const {

@@ -12,7 +12,10 @@
 //     kind, dpgnn version or secrets than the set-up that recorded them (the ledger's resume
 //     segments say which); without any, another rank count is an elastic restart;
 //   - a hidden graph sample whose batch secret is gone (the sample is keyed by it);
-//   - a release record whose stored file is missing or does not match its digest.
+//   - a release record whose stored file is missing or does not match its digest;
+//   - a missing ledger where anything shows that budget was spent or may have been (a stored
+//     release, training output, the secret files, run.json's record that the ledger was
+//     opened), and a stored release that the ledger does not record (resume_guard.h).
 // A run whose ledger ends in an end record (or, non-private, that has summary.json) is
 // finished: a resume says so and changes nothing.
 //
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "dpgnn/train/ledger.h"
+#include "resume_guard.h"
 #include "secrets.h"
 
 namespace dpgnn::train {
@@ -105,7 +109,8 @@ class RunDirectory {
   explicit RunDirectory(std::filesystem::path dir) : paths_{std::move(dir)} {}
   const RunPaths& paths() const { return paths_; }
 
-  // Fresh run: secrets, config.yaml, run.json and (private) the ledger's header, in that order.
+  // Fresh run: config.yaml, run.json, (private) the ledger's header and run.json's record of
+  // it, then the secret files, in that order.
   RunStart create(const ThisStart& now, const nlohmann::json& provenance);
   // Resume: every check first (UsageError naming the difference; nothing written), then the
   // secrets (kept, or fresh when nothing needs the old ones) and the ledger's resume segment.
@@ -124,6 +129,11 @@ class RunDirectory {
   void store_release(const std::string& relative_file, const std::string& bytes) const;
 
  private:
+  void mark_ledger_opened(nlohmann::json& run_info) const;
+  // What the resume guard decides on (resume_guard.h), read from the directory.
+  ResumeFacts resume_facts(bool has_ledger, const std::optional<Ledger>& ledger, std::int64_t ledger_steps,
+                           std::int64_t checkpoint_step, bool secrets_kept) const;
+
   RunPaths paths_;
   RunBinding binding_;
 };

@@ -146,6 +146,8 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
     state.with_average([&] { write_model_file(paths_.model().string(), state.net, config_text_, prov.dump()); });
     const std::string key = s.multilabel ? "f1_micro" : "accuracy";
     const bool release_loss = !priv || cfg_.train.log_train_loss;
+    // The fields below computed from private data without noise (docs/privacy.md section 6).
+    std::vector<std::string> outside = {"test_" + key, "val_" + key, "wall_seconds", "steps_per_second"};
     nlohmann::json j = {{"method", s.method},
                         {"epsilon", s.epsilon},
                         {"delta", s.delta},
@@ -193,11 +195,13 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
       // The inference power-iteration steps of the final evaluation (chosen on the released
       // labels when there are any and dpar.choose_steps).
       j["propagation_steps"] = evaluator.last_steps();
+      if (evaluator.steps_were_chosen()) outside.push_back("propagation_steps");
       j["occurrence_bound"] = plan.occurrence_bound();
       if (const auto& sub = plan.outer_subsample())
         j["graph_sample"] = {{"training_nodes", sub->population}, {"sampled", sub->sample}, {"rate", sub->rate()}};
     }
     if (priv) j["noise_std_effective"] = plan.grid().sigma_effective;
+    j["outside_guarantee"] = outside;
     write_text_file(paths_.summary(), j.dump(2) + "\n");
     // The end record: from here a resume says the run is finished and does nothing.
     // (no time in it: two pinned runs of one config write the same ledger; summary.json has the times)

@@ -31,6 +31,7 @@
 #include "feature_norm.h"
 #include "methods/method.h"
 #include "privacy_plan.h"
+#include "resume_guard.h"
 #include "run_directory.h"
 #include "run_summary.h"
 #include "step_loop.h"
@@ -61,12 +62,18 @@ void on_every_rank(dist::Communicator& comm, Fn&& fn) {
 
 // Collective: may this run use its directory? (rank 0 decides, everyone learns the outcome)
 void check_directory(const RunPaths& files, const TrainOptions& opt, dist::Communicator& comm) {
-  std::int64_t status = 0;  // 0 ok, 1 not empty
+  std::int64_t status = 0;  // 0 ok, 1 not empty, 2 spent budget without its ledger
+  std::string why;
   if (comm.rank() == 0 && !opt.dry_run && !opt.resume) {
     if (fs::exists(files.dir) && !fs::is_empty(files.dir) && !opt.force) status = 1;
     if (fs::exists(files.ledger())) status = 1;  // --force never overwrites spent privacy budget
+    if (status == 0 && fs::exists(files.dir)) {
+      why = overwrite_refusal(files.dir.string());  // nor draws again what a lost ledger counted
+      if (!why.empty()) status = 2;
+    }
   }
   comm.broadcast(&status, 1, 0);
+  ensure(status != 2, comm.rank(), why);
   ensure(status == 0, comm.rank(),
          files.dir.string() + ": run directory is not empty (use --resume to continue that run, or choose another "
                               "--out); an existing ledger is never overwritten");

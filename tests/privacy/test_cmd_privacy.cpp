@@ -177,6 +177,40 @@ TEST(CmdPrivacy, PldIsTheDefaultAndCompareShowsBoth) {
             2);
 }
 
+// Issue 34: full-batch Gaussian histories are exactly mu-GDP (mu = sqrt(T) / z). At noise
+// multiplier 1/0.3 and 100 steps (mu = 3), from delta 1e-10 to 1e-18, `--accountant pld`
+// is at or above the exact curve (computed here by bisection on Balle & Wang 2018, Thm 8) and
+// never above the RDP value, for --scheme gaussian and for wor with m = n.
+double phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double gdp_epsilon_here(double mu, double delta) {
+  auto d = [&](double eps) {
+    // The second term through logs: e^eps Phi(-eps/mu - mu/2) for eps up to ~40.
+    const double x = -eps / mu - mu / 2.0;
+    return phi(-eps / mu + mu / 2.0) - std::exp(eps + std::log(phi(x)));
+  };
+  double lo = 0.0, hi = 200.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (d(mid) > delta ? lo : hi) = mid;
+  }
+  return lo;  // the exact value from below
+}
+
+TEST(CmdPrivacy, FullBatchGaussianPldIsNeverBelowExactGdpNorAboveRdpAtTinyDelta) {
+  for (const std::string scheme : {"--scheme gaussian", "--scheme wor --dataset-size 500 --batch-size 500"}) {
+    for (double delta : {1e-10, 1e-12, 1e-15, 1e-18}) {
+      char d[32];
+      std::snprintf(d, sizeof d, "%.0e", delta);
+      const std::string args = scheme + " --noise-multiplier 3.3333333333333335 --steps 100 --delta " + d;
+      const auto pld = run_json(args + " --accountant pld");
+      const auto rdp = run_json(args + " --accountant rdp");
+      const double exact = gdp_epsilon_here(3.0, delta);
+      EXPECT_GE(pld.at("epsilon").get<double>(), exact * (1.0 - 1e-12)) << args;
+      EXPECT_LE(pld.at("epsilon").get<double>(), rdp.at("epsilon").get<double>()) << args;
+    }
+  }
+}
+
 TEST(CmdPrivacy, HumanSummaryWithoutJson) {
   const Result r = run_privacy(
       "--scheme poisson --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-5");

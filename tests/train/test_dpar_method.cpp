@@ -5,6 +5,7 @@
 // the model learns on a small homophilous graph; a run killed midway and resumed records the
 // release once and ends like an uninterrupted one. The occurrence bound g is checked on rows
 // written by hand.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -401,11 +402,20 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     ASSERT_EQ(summary.at("releases").size(), 2u) << "DP-APPR and the labels";
     EXPECT_EQ(summary.at("releases")[1].at("name"), "labels-rr");
     chosen[h] = summary.at("propagation_steps").get<int>();
+    // The choice reads unnoised private data: summary.json says it is outside the guarantee
+    // (issue 34), beside private: true.
+    EXPECT_TRUE(summary.at("private").get<bool>());
+    const auto outside = summary.at("outside_guarantee").get<std::vector<std::string>>();
+    EXPECT_NE(std::find(outside.begin(), outside.end(), "propagation_steps"), outside.end()) << summary.dump();
+    EXPECT_NE(std::find(outside.begin(), outside.end(), "test_accuracy"), outside.end()) << summary.dump();
     acc_chosen[h] = summary.at("test_accuracy").get<double>();
     const auto fixed = dpgnn::testing::run_command(train + " --set dpar.choose_steps=false --out " + tmp.file("fixed" + h));
     ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
     const auto f = testing::read_json(tmp.file("fixed" + h) + "/summary.json");
     EXPECT_EQ(f.at("propagation_steps").get<int>(), 4) << "configs/recommended.yaml's steps";
+    const auto f_outside = f.at("outside_guarantee").get<std::vector<std::string>>();
+    EXPECT_EQ(std::find(f_outside.begin(), f_outside.end(), "propagation_steps"), f_outside.end())
+        << "the configured steps are a public choice";
     acc_fixed[h] = f.at("test_accuracy").get<double>();
   }
   EXPECT_GE(chosen["0.9"], 2);

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -264,6 +265,76 @@ TEST(RunLifecycle, TheLabelReleaseKilledAtEachPointAndResumedEndsLikeTheUninterr
   const CommandResult refused = run_command(mpiexec(1) + "predict --run " + whole);
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_NE(refused.output.find("digest"), std::string::npos) << refused.output;
+}
+
+// Every file (relative path -> bytes) under `dir`.
+std::map<std::string, std::string> files_of(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (!e.is_directory()) out[fs::relative(e.path(), dir).generic_string()] = bytes_of(e.path().string());
+  return out;
+}
+
+// The ledger's label-release records.
+std::vector<nlohmann::json> label_release_records(const std::string& run) {
+  std::istringstream in(bytes_of(run + "/ledger.jsonl"));
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("release", std::string()) == "labels-rr") out.push_back(j);
+  }
+  return out;
+}
+
+// Issue 34: killed right after the label release was stored, with fresh OS secrets, then any
+// combination of the ledger, each secret and releases/ lost. No resume may draw a release
+// again: a combination that would is refused (exit 2, nothing written), and one that is
+// accepted ends with the first draw, recorded once. Without the ledger the spent budget is
+// unknown: always refused; --force over such a directory too.
+TEST(RunLifecycle, NoCombinationOfLostFilesRedrawsTheLabelRelease) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml", "{target_epsilon: 4}");
+  std::ofstream(cfg, std::ios::app) << "dpar: {label_fraction: 0.5, label_min_epsilon: 1}\n";
+  const std::string killed_dir = tmp.file("killed");
+  const CommandResult killed =
+      train("--config " + cfg + " --out " + killed_dir, 2, "DPGNN_FAULT_EXIT_AT=after-release:labels-rr");
+  ASSERT_NE(killed.exit_code, 0) << killed.output;
+  const std::string first_draw = bytes_of(killed_dir + "/releases/labels-rr.json");
+  ASSERT_FALSE(first_draw.empty());
+  ASSERT_EQ(label_release_records(killed_dir).size(), 1u);
+  const std::string first_digest = label_release_records(killed_dir)[0].at("digest").get<std::string>();
+  const std::vector<std::string> losable = {"ledger.jsonl", "noise_secret", "batch_secret", "releases"};
+  for (unsigned mask = 1; mask < (1u << losable.size()); ++mask) {
+    std::string lost;
+    const std::string run = tmp.file("lost-" + std::to_string(mask));
+    fs::copy(killed_dir, run, fs::copy_options::recursive);
+    for (std::size_t i = 0; i < losable.size(); ++i)
+      if (mask & (1u << i)) {
+        fs::remove_all(run + "/" + losable[i]);
+        lost += losable[i] + " ";
+      }
+    const bool ledger_lost = mask & 1u, secret_lost = mask & 6u, releases_lost = mask & 8u;
+    const bool must_refuse = ledger_lost || (releases_lost && secret_lost);
+    const auto before = files_of(run);
+    const CommandResult r = train("--resume --out " + run);
+    if (must_refuse) {
+      EXPECT_EQ(r.exit_code, 2) << "lost: " << lost << "\n" << r.output;
+      EXPECT_NE(r.output.find("refusing to resume"), std::string::npos) << "lost: " << lost << "\n" << r.output;
+      EXPECT_EQ(files_of(run), before) << "lost: " << lost << ": the refused resume changed the directory";
+    } else {
+      ASSERT_EQ(r.exit_code, 0) << "lost: " << lost << "\n" << r.output;
+      EXPECT_EQ(bytes_of(run + "/releases/labels-rr.json"), first_draw) << "lost: " << lost << ": drawn again";
+      const auto records = label_release_records(run);
+      ASSERT_EQ(records.size(), 1u) << "lost: " << lost;
+      EXPECT_EQ(records[0].at("digest").get<std::string>(), first_digest) << "lost: " << lost;
+    }
+    if (ledger_lost) {
+      // Nor may a new run take the directory over: --force refuses it too.
+      const CommandResult forced = train("--config " + cfg + " --force --out " + run);
+      EXPECT_EQ(forced.exit_code, 2) << "lost: " << lost << "\n" << forced.output;
+      EXPECT_EQ(files_of(run), before) << "lost: " << lost << ": --force changed the directory";
+    }
+  }
 }
 
 TEST(RunLifecycle, AnAlteredStoredReleaseIsRefused) {

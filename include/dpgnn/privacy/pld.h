@@ -18,9 +18,20 @@
 //  * the FFT convolution is circular on a window [a h, (a + N) h); mass below the window
 //    wraps to higher losses (pessimistic), mass above it would wrap to lower losses, so a
 //    Chernoff bound on P[sum > window] (from the exact moment generating function of the
-//    discrete PLDs) is added to the +inf atom.
-// Floating-point rounding in the FFT is of order 1e-16 of the total mass, far below the
-// deltas used (>= 1e-12); it is not otherwise accounted.
+//    discrete PLDs) is added to the +inf atom;
+//  * floating-point rounding is charged, never ignored (issue 34: uncharged, the FFT's noise
+//    floor let epsilon fall below the exact value at delta 1e-15 and 1e-18). The cell masses of
+//    the discretisation carry a bound on their rounding error, which is added to the P-mass,
+//    subtracted from the Q-mass and moves mass to the upper point of its cell (each only
+//    raises the hockey-stick curve, and the composition's with it: monotone coupling). The FFT
+//    convolution's error is bounded in the l2 norm (Higham 2002, "Accuracy and Stability of
+//    Numerical Algorithms", Thm 24.2, for the forward and inverse transforms; the mean-value
+//    bound for the powers and products in between) and delta() and epsilon() add the most it
+//    can raise delta: ||error||_2 sqrt(#grid points of the window above eps) (Cauchy-Schwarz;
+//    the hockey-stick weights are <= 1). As in dp_accounting and the PRV accountant (Gopi,
+//    Lee & Wutschitz 2021), the error is explicit: at deltas far below the FFT's noise floor the
+//    charged epsilon rises to the window's top (still an upper bound) and the accountant
+//    reports the smaller RDP value instead.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +47,16 @@ struct DiscretePld {
   std::int64_t offset = 0;
   std::vector<double> mass;
   double infinity_mass = 0.0;
+  // A composed PLD's floating-point error (compose): the masses of the exact convolution on
+  // the window's grid points [window_lo, window_hi] differ from `mass` (0 outside its range)
+  // by a vector of l2 norm <= mass_error_l2. 0 for an exact (discretised) PLD.
+  double mass_error_l2 = 0.0;
+  std::int64_t window_lo = 0, window_hi = -1;
 
-  // delta(eps) = inf + sum_{l > eps} m_l (1 - e^{eps - l}).
+  // What the mass error can add to delta at eps: mass_error_l2 sqrt(#window points above eps).
+  double error_charge(double epsilon) const;
+
+  // delta(eps) = inf + sum_{l > eps} m_l (1 - e^{eps - l}) + error_charge(eps).
   double delta(double epsilon) const;
   // The smallest eps >= 0 with delta(eps) <= target (+infinity when the atom at +inf alone
   // is >= target). delta is continuous and decreasing in eps between grid points, so the
@@ -79,7 +98,8 @@ double pair_delta(const MixturePair& pair, double epsilon);
 // range where e^{loss} is representable.
 DiscretePld discretise(const MixturePair& pair, double h, double tail = 1e-20);
 
-// The PLD of the composition of count_i copies of each part (all on the same grid h).
+// The PLD of the composition of count_i copies of each part (all on the same grid h; exact
+// parts, mass_error_l2 == 0), with its rounding error bound (mass_error_l2, the window).
 // Throws std::domain_error if the window would need more than max_points grid points (the
 // caller retries on a coarser grid).
 DiscretePld compose(const std::vector<std::pair<const DiscretePld*, std::int64_t>>& parts,

@@ -16,7 +16,8 @@
 #   Environment (defaults in brackets): WIDTH [256] model.hidden, BATCH [2000] train.batch_size,
 #   STEPS [15] train.max_steps, WALK [16] sampler.walk_length, THREADS [2] train.threads,
 #   ROUNDS [2] alternating pairs, NOISE [1] 0 skips the noise timing, DEBUG [0] 1 keeps the
-#   DP step's stage timings (DPGNN_LOG_LEVEL=debug) and prints their medians,
+#   stage timings of every step (DPGNN_LOG_LEVEL=debug: the step's stages, the batch assembly's
+#   parts, the gradient's stages) and prints their medians per method,
 #   EXTRA ["" ] more --set overrides for both runs (e.g. "--set device=cuda"),
 #   DATASET [the 60,000-node graph below, made once in WORKDIR] an existing dataset file instead,
 #   CPUTIME [0] 1 also gives CPU milliseconds per step, for a loaded machine: each method runs
@@ -113,10 +114,27 @@ if [ "$CPUTIME" = 1 ]; then
 fi
 
 if [ "$DEBUG" = 1 ]; then
-  # Medians over the DRW runs' steps of the DP step's stages (model/clipping.cpp).
+  # Medians over each method's steps of the step's stages (train/step_loop.cpp: the whole step
+  # in parts), of the batch assembly's parts (train/batch_builder.cpp) and of the DP step's
+  # gradient stages (model/clipping.cpp; the non-private run's forward and backward).
+  median() {  # median NAME PATTERN LOGS... (sed pattern with one group: the milliseconds)
+    local name=$1 pat=$2; shift 2
+    { grep -h "$pat" "$@" 2>/dev/null || true; } | sed -n "s/.*$pat.*/\1/p" | sort -g |
+      awk -v s="$name" '{ v[NR] = $1 } END { if (NR) printf "%s: median %.1f ms over %d steps\n", s, v[int((NR + 1) / 2)], NR }'
+  }
+  for m in gcn drw; do
+    for stage in "batch choice" "batch assembly" batch gradient "grid and noise" all-reduce optimizer; do
+      median "$m stage $stage" "stages:.* $stage \([0-9.]*\) ms" "$WORK"/$m-*.log
+    done
+    for part in structure "feature gather" "tensors and checks"; do
+      median "$m batch $part" "debug batch:.* $part \([0-9.]*\) ms" "$WORK"/$m-*.log
+    done
+  done
+  for part in forward backward; do
+    median "gcn gradient $part" "gradient sum:.* $part \([0-9.]*\) ms" "$WORK"/gcn-*.log
+  done
   for stage in layout forward "output gradients" "per-subgraph norms" "clipped sum"; do
-    grep -h "debug clipping:" "$WORK"/drw-*.log | sed -n "s/.*$stage \([0-9.]*\) ms.*/\1/p" | sort -g |
-      awk -v s="$stage" '{ v[NR] = $1 } END { if (NR) printf "drw stage %s: median %.1f ms over %d steps\n", s, v[int((NR + 1) / 2)], NR }'
+    median "drw gradient $stage" "debug clipping:.* $stage \([0-9.]*\) ms" "$WORK"/drw-*.log
   done
 fi
 

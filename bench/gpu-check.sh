@@ -10,7 +10,11 @@
 #               (it does, "Duplicate GPU detected"), again with DPGNN_GPU_COLLECTIVES=mpi:
 #               the gradients staged through host memory over MPI. The summary says which.
 #   5. clip     bench_clipping --mode pair --device cuda: the DP step over the non-private one
-#   6. cost     bench/cost_of_privacy.sh on the GPU: DRW vs the non-private GCN, same batch
+#   6. cost     bench/cost_of_privacy.sh on the GPU: DRW vs the non-private GCN, same batch, at
+#               the 60,000-node Reddit-like setup (width 256, batch 2,000, walk 16): steps/s
+#               private and non-private, and (DEBUG=1) the medians of every step stage
+#               (batch, gradient and its parts, grid and noise, all-reduce, optimizer), recorded
+#               in the summary as the `stages` line (issue 38)
 # --dry-run runs the same stages on the CPU at tiny sizes with the existing CPU build (no
 # configure; stage 4 runs 2 CPU ranks), so the script itself is tested where there is no GPU
 # (ctest gpu_check_dry_run). Exit status: 0 when no stage failed, 1 otherwise, 2 usage.
@@ -212,13 +216,20 @@ fi
 # ---- 6. the cost of privacy ------------------------------------------------------------------------
 t0=$(date +%s)
 if [ "$dry" = 0 ]; then
-  cop_env=(EXTRA="--set device=cuda" ROUNDS=1 NOISE=0 THREADS=2)
+  cop_env=(EXTRA="--set device=cuda" ROUNDS=1 NOISE=0 THREADS=2 DEBUG=1)
 else
-  cop_env=(DATASET="$work/graph.h5" EXTRA="--set device=cpu" WIDTH=16 BATCH=32 STEPS=4 WALK=2 THREADS=1 ROUNDS=1 NOISE=0)
+  cop_env=(DATASET="$work/graph.h5" EXTRA="--set device=cpu" WIDTH=16 BATCH=32 STEPS=4 WALK=2 THREADS=1 ROUNDS=1 NOISE=0
+           DEBUG=1)
 fi
 if env "${cop_env[@]}" "$repo/bench/cost_of_privacy.sh" "$build_dir" "$work/cost" >"$work/cost.log" 2>&1 &&
    best="$(grep '^best:' "$work/cost.log")"; then
   record cost ok "${best#best: } ($(($(date +%s) - t0)) s)"
+  # The per-stage medians (ms) of both methods' steps, one line: "gcn batch 1.2, gradient ...".
+  stages="$(sed -n 's/^\(gcn\|drw\) \(stage\|gradient\|batch\) \(.*\): median \([0-9.]*\) ms.*/\1 \3 \4/p' "$work/cost.log" |
+    awk '{ m = $1; $1 = ""; v = $NF; $NF = ""; sub(/^ /, ""); sub(/ $/, ""); line[m] = line[m] (line[m] ? ", " : "") $0 " " v }
+         END { printf "ms per step (medians): gcn: %s; drw: %s", line["gcn"], line["drw"] }')"
+  if grep -q '^drw stage gradient' "$work/cost.log"; then st=ok; else st=FAIL; stages="no stage timings in the runs' debug logs"; fi
+  record stages "$st" "$stages"
 else
   record cost FAIL "bench/cost_of_privacy.sh: $(tail -n 3 "$work/cost.log" | tr '\n' ' ')"
 fi

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <string>
 
 #include "dpgnn/util/error.h"
@@ -10,12 +11,77 @@
 namespace dpgnn::model {
 namespace {
 
+// One copy, no kernel (make_batch may run on a thread beside the step's OpenMP team).
 at::Tensor host_int64(const std::vector<std::int64_t>& v) {
-  return at::tensor(at::ArrayRef<std::int64_t>(v), at::TensorOptions().dtype(at::kLong)).clone();
+  at::Tensor t = at::empty({static_cast<std::int64_t>(v.size())}, at::TensorOptions().dtype(at::kLong));
+  if (!v.empty()) std::memcpy(t.data_ptr<std::int64_t>(), v.data(), v.size() * sizeof(std::int64_t));
+  return t;
 }
 
 [[noreturn]] void fail(const std::string& where, const std::string& problem) {
   throw DataError("batch", where, problem);
+}
+
+// Batch::validate's checks on make_batch's host vectors, with its messages: O(n + E) loops and
+// no tensor kernel (the edges' range and self loops are make_block's).
+void check_host(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr, const std::vector<std::int64_t>& root,
+                const std::vector<std::int64_t>& node_key, const std::vector<std::int64_t>& edge_dst,
+                const std::vector<std::int64_t>& edge_src, bool multilabel, std::int64_t num_classes,
+                const std::vector<std::int64_t>& y_single, const std::vector<float>& y_multi,
+                const std::vector<std::int64_t>& loss_rows) {
+  if (!x.defined() || x.dim() != 2 || !at::isFloatingType(x.scalar_type())) {
+    fail("x", "must be a floating [n, F] tensor");
+  }
+  const std::int64_t n = x.size(0);
+  if (node_ptr.empty()) fail("node_ptr", "must be an int64 [B+1] tensor");
+  const auto B = static_cast<std::int64_t>(node_ptr.size()) - 1;
+  if (static_cast<std::int64_t>(root.size()) != B) {
+    fail("root", "must be an int64 [B] tensor with B = " + std::to_string(B));
+  }
+  if (static_cast<std::int64_t>(node_key.size()) != n) {
+    fail("node_key", "must be an int64 [n] tensor with n = " + std::to_string(n));
+  }
+  const std::int64_t* p = node_ptr.data();
+  if (p[0] != 0 || p[B] != n) {
+    fail("node_ptr", "must start at 0 and end at n = " + std::to_string(n) + ", got " + std::to_string(p[0]) +
+                         " .. " + std::to_string(p[B]));
+  }
+  for (std::int64_t s = 0; s < B; ++s) {
+    if (p[s + 1] <= p[s]) fail("node_ptr", "subgraph " + std::to_string(s) + " is empty or reversed");
+  }
+  const std::int64_t K = loss_rows.empty() ? B : static_cast<std::int64_t>(loss_rows.size());
+  for (std::int64_t r : loss_rows) {
+    if (r < 0 || r >= n) fail("loss_rows", "a loss row is outside [0, " + std::to_string(n) + ")");
+  }
+  if (multilabel) {
+    if (static_cast<std::int64_t>(y_multi.size()) != K * num_classes) {
+      fail("y", "expected " + std::to_string(K * num_classes) + " multi-hot values, got " +
+                    std::to_string(y_multi.size()));
+    }
+  } else {
+    if (static_cast<std::int64_t>(y_single.size()) != K) {
+      fail("y", "single-label targets must be an int64 [B] tensor ([K] with loss_rows)");
+    }
+    for (std::int64_t c : y_single) {
+      if (c < 0 || c >= num_classes) fail("y", "a class label is outside [0, " + std::to_string(num_classes) + ")");
+    }
+  }
+  for (std::int64_t s = 0; s < B; ++s) {
+    if (root[static_cast<std::size_t>(s)] < p[s] || root[static_cast<std::size_t>(s)] >= p[s + 1]) {
+      fail("root", "a root lies outside its subgraph's rows");
+    }
+  }
+  if (edge_dst.empty()) return;
+  std::vector<std::int64_t> seg(static_cast<std::size_t>(n));
+  for (std::int64_t s = 0; s < B; ++s)
+    for (std::int64_t r = p[s]; r < p[s + 1]; ++r) seg[static_cast<std::size_t>(r)] = s;
+  for (std::size_t e = 0; e < edge_dst.size() && e < edge_src.size(); ++e) {
+    const std::int64_t d = edge_dst[e], v = edge_src[e];
+    if (d < 0 || d >= n || v < 0 || v >= n) continue;  // make_block names it
+    if (seg[static_cast<std::size_t>(d)] != seg[static_cast<std::size_t>(v)]) {
+      fail("block", "an edge connects two different subgraphs (subgraphs must be disjoint)");
+    }
+  }
 }
 
 }  // namespace
@@ -90,6 +156,7 @@ Batch make_batch(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr,
                  bool multilabel, std::int64_t num_classes,
                  const std::vector<std::int64_t>& y_single, const std::vector<float>& y_multi,
                  const std::vector<std::int64_t>& loss_rows) {
+  check_host(x, node_ptr, root, node_key, edge_dst, edge_src, multilabel, num_classes, y_single, y_multi, loss_rows);
   const c10::Device device = x.device();
   const std::int64_t n = x.size(0);
   Batch b;
@@ -102,17 +169,13 @@ Batch make_batch(const at::Tensor& x, const std::vector<std::int64_t>& node_ptr,
   const std::int64_t B = loss_rows.empty() ? static_cast<std::int64_t>(root.size())
                                            : static_cast<std::int64_t>(loss_rows.size());  // loss entries
   if (multilabel) {
-    if (static_cast<std::int64_t>(y_multi.size()) != B * num_classes) {
-      fail("y", "expected " + std::to_string(B * num_classes) + " multi-hot values, got " +
-                    std::to_string(y_multi.size()));
-    }
-    b.y = at::tensor(at::ArrayRef<float>(y_multi), at::TensorOptions().dtype(at::kFloat))
-              .view({B, num_classes})
-              .to(device, x.scalar_type());
+    at::Tensor y = at::empty({B, num_classes}, at::TensorOptions().dtype(at::kFloat));
+    if (!y_multi.empty()) std::memcpy(y.data_ptr<float>(), y_multi.data(), y_multi.size() * sizeof(float));
+    b.y = y.to(device, x.scalar_type());
   } else {
     b.y = host_int64(y_single).to(device);
   }
-  b.validate(multilabel, num_classes);
+  // Checked on the host vectors above (check_host: Batch::validate's checks, no kernel).
   return b;
 }
 

@@ -1,10 +1,11 @@
 // GCN, GraphSAGE-mean, GIN and MLP over batches of disjoint subgraphs (see gnn.h).
 //
-// A batch's aggregation is one sparse-dense product (SpMM) of the block's adjacency, a COO
-// matrix [num_dst, num_src] with one value per edge, and the node features: LibTorch's
-// sparse mm (cuSPARSE on CUDA) with autograd, so memory is O(edges) for the matrix plus the
-// dense inputs and outputs, never a gathered message per edge (O(edges x width); DESIGN.md
-// 11). Full-neighbourhood inference uses the CSR kernel of spmm.h instead.
+// A batch's aggregation is one sparse-dense product (SpMM) of the block's adjacency and the
+// node features, so memory is O(edges) for the matrix plus the dense inputs and outputs, never
+// a gathered message per edge (O(edges x width); DESIGN.md 11). On the CPU it is one row
+// kernel over the block's CSR with its own backward (block_spmm.h); on other devices
+// LibTorch's sparse mm of a COO matrix [num_dst, num_src] with one value per edge (cuSPARSE
+// on CUDA). Full-neighbourhood inference uses the CSR kernel of spmm.h instead.
 #include "dpgnn/model/gnn.h"
 
 #include <ATen/ATen.h>
@@ -12,7 +13,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
+#include <optional>
 
+#include "block_spmm.h"
 #include "dpgnn/util/error.h"
 
 namespace dpgnn::model {
@@ -41,6 +44,10 @@ at::Tensor block_adjacency(const GraphBlock& b, const at::Tensor& values) {
 // D^-1/2 (A+I) D^-1/2 z restricted to the block: z [num_src, d] -> [num_dst, d].
 at::Tensor gcn_aggregate(const at::Tensor& z, const GraphBlock& b) {
   const at::Tensor self_w = (b.deg_dst.to(z.scalar_type()) + 1.0).reciprocal();  // [num_dst]
+  // CPU: one row kernel over the block's CSR, self term included (block_spmm.h).
+  if (detail::block_kernel_applies(z)) {
+    return detail::block_aggregate(z, detail::CsrScope::csr_of(b), gcn_edge_weights(b, z.scalar_type()), self_w);
+  }
   at::Tensor out = z.narrow(0, 0, b.num_dst) * self_w.unsqueeze(1);
   if (b.num_edges() == 0) return out;
   return out + at::mm(block_adjacency(b, gcn_edge_weights(b, z.scalar_type())), z);  // [num_dst, d]
@@ -48,6 +55,9 @@ at::Tensor gcn_aggregate(const at::Tensor& z, const GraphBlock& b) {
 
 // sum over in-neighbours: h [num_src, d] -> [num_dst, d].
 at::Tensor sum_aggregate(const at::Tensor& h, const GraphBlock& b) {
+  if (detail::block_kernel_applies(h)) {
+    return detail::block_aggregate(h, detail::CsrScope::csr_of(b), at::Tensor(), at::Tensor());
+  }
   if (b.num_edges() == 0) return at::zeros({b.num_dst, h.size(1)}, h.options());
   return at::mm(block_adjacency(b, at::ones({b.num_edges()}, h.options())), h);
 }
@@ -252,6 +262,9 @@ TrainForward Gnn::forward_train(const Batch& batch, const DropoutKey& key, bool 
                                       " features, the model expects " +
                                       std::to_string(config_.in_features));
   }
+  // The block's CSR once for every layer's aggregation (CPU; block_spmm.h).
+  std::optional<detail::CsrScope> csr;
+  if (detail::block_kernel_applies(batch.x)) csr.emplace(batch.block);
   at::Tensor h = batch.x;  // [n, F]
   for (int l = 0; l < config_.layers; ++l) {
     h = keyed_dropout(h, batch.node_key, config_.dropout, key, l);

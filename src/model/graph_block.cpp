@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <string>
 
 #include "dpgnn/util/error.h"
@@ -10,8 +11,25 @@
 namespace dpgnn::model {
 namespace {
 
+// One copy, no kernel (blocks may be built on a thread beside the step's OpenMP team).
 at::Tensor host_int64(const std::vector<std::int64_t>& v) {
-  return at::tensor(at::ArrayRef<std::int64_t>(v), at::TensorOptions().dtype(at::kLong)).clone();
+  at::Tensor t = at::empty({static_cast<std::int64_t>(v.size())}, at::TensorOptions().dtype(at::kLong));
+  if (!v.empty()) std::memcpy(t.data_ptr<std::int64_t>(), v.data(), v.size() * sizeof(std::int64_t));
+  return t;
+}
+
+// Degrees in the block's floating dtype: a host loop for float32 / float64 on the CPU.
+at::Tensor host_degrees(const std::vector<double>& v, c10::Device device, c10::ScalarType dtype) {
+  const auto n = static_cast<std::int64_t>(v.size());
+  if (device.is_cpu() && dtype == at::kFloat) {
+    at::Tensor t = at::empty({n}, at::TensorOptions().dtype(at::kFloat));
+    float* p = t.data_ptr<float>();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v[static_cast<std::size_t>(i)]);
+    return t;
+  }
+  at::Tensor t = at::empty({n}, at::TensorOptions().dtype(at::kDouble));
+  if (n > 0) std::memcpy(t.data_ptr<double>(), v.data(), v.size() * sizeof(double));
+  return t.to(device, dtype);
 }
 
 void check_edges(const std::vector<std::int64_t>& dst, const std::vector<std::int64_t>& src,
@@ -115,9 +133,8 @@ GraphBlock make_block_with_degrees(const std::vector<std::int64_t>& dst,
   b.src = host_int64(src).to(device);
   b.num_dst = num_dst;
   b.num_src = num_src;
-  const auto fopt = at::TensorOptions().dtype(at::kDouble);
-  b.deg_dst = at::tensor(at::ArrayRef<double>(deg_dst), fopt).to(device, float_dtype);
-  b.deg_src = at::tensor(at::ArrayRef<double>(deg_src), fopt).to(device, float_dtype);
+  b.deg_dst = host_degrees(deg_dst, device, float_dtype);
+  b.deg_src = host_degrees(deg_src, device, float_dtype);
   return b;
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "batch_pipeline.h"
 #include "checkpoint.h"
 #include "dpgnn/dist/collectives.h"
 #include "dpgnn/dist/communicator.h"
@@ -28,20 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr double kStopMaxSteps = 1.0, kStopBudget = 2.0;
 
 std::string stop_reason(double code) { return code > 1.5 ? "target_epsilon" : "max_steps"; }
-
-// This rank's picks of the step's batch (the same global batch everywhere).
-std::vector<Pick> picks_of_step(const StepContext& ctx, std::int64_t step) {
-  const auto& ids = ctx.epochs.sampled().ids;
-  const auto gids = sampling::sample_batch_without_replacement(ctx.secrets.batch, static_cast<std::uint64_t>(step),
-                                                               ctx.epochs.M(), ctx.epochs.m());
-  std::vector<Pick> picks;
-  for (auto gid : gids) {
-    const auto part = ids.owner(gid);
-    if (part < ctx.shard.first_part || part >= ctx.shard.last_part) continue;
-    picks.push_back({static_cast<std::size_t>(part - ctx.shard.first_part), ids.local_index(gid), gid});
-  }
-  return picks;
-}
 
 }  // namespace
 
@@ -161,18 +148,34 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   }
   const auto loop_start = Clock::now();
   auto last_progress = loop_start;
+  // Stage timings at debug level (DPGNN_LOG_LEVEL=debug, bench/cost_of_privacy.sh DEBUG=1).
+  const bool timing = spdlog::should_log(spdlog::level::debug);
+  auto t_lap = Clock::now();
+  auto lap = [&]() {
+    const auto now = Clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t_lap).count();
+    t_lap = now;
+    return ms;
+  };
+  // Step t + 1's batch is built on a background thread while step t computes (batch_pipeline.h).
+  BatchPipeline batches(ctx);
   while (stop == 0.0) {
     const std::int64_t step = r.step;
     const bool replay = step < ledger_steps;  // recorded before a crash: same batch, same noise
-    const std::vector<Pick> picks = picks_of_step(ctx, step);
+    if (timing) lap();
+    const BatchPipeline::StepBatch step_batch = batches.take(step);
+    const std::vector<Pick>& picks = step_batch.picks;
+    if (step + 1 < cfg.train.max_steps) batches.request(step + 1);
+    const double ms_batch = timing ? lap() : 0.0;
+    double ms_grad = 0.0;
     grad.zero_();
     const model::DropoutKey dkey{cfg.train.seed, step};
     double loss_sum = 0.0;
     if (!picks.empty()) {
-      const model::Batch batch =
-          build_batch(picks, ctx.epochs.sampled().parts, ctx.shard, net.device(), &ctx.release.example_features);
+      const model::Batch& batch = step_batch.batch;
       loss_sum = priv ? model::clipped_gradient_sum(net, batch, clip_cfg, dkey, grad).loss_sum
                       : model::gradient_sum(net, batch, dkey, grad);
+      if (timing) ms_grad = lap();
     }
     double stop_code = 0.0;
     if (rank == 0) {
@@ -193,8 +196,14 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     } else {
       grid_sum.copy_(grad);
     }
-    // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget.
-    if (ctx.epochs.advance_to(step + 1)) ctx.plan.follow(ctx.epochs);
+    const double ms_noise = timing ? lap() : 0.0;
+    // DRW-D: the next step's subgraph set is needed to decide whether it fits the budget (a
+    // new set drops the batch prefetched from the old one).
+    batches.settle();
+    if (ctx.epochs.advance_to(step + 1)) {
+      batches.drop();
+      ctx.plan.follow(ctx.epochs);
+    }
     if (noise) noise->request(static_cast<std::uint64_t>(step) + 1, ctx.plan.grid().variance);
     if (rank == 0 && priv && stop_code == 0.0 && step + 1 >= ledger_steps && ctx.plan.next_step_exceeds())
       stop_code = kStopBudget;
@@ -204,12 +213,18 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     buffer[P + 3] = StopSignals::received() != 0 ? 1.0 : 0.0;
     // Where the buffer lives picks the path (over NCCL on a GPU, or staged through host memory).
     ctx.comms.allreduce_sum(buffer.data_ptr<double>(), static_cast<std::size_t>(P + 4));
+    const double ms_allreduce = timing ? lap() : 0.0;
     // The released noisy sum is the integer vector; the gradient is its post-processing.
     const at::Tensor noisy = priv ? buffer.narrow(0, 0, P) * ctx.plan.grid().gamma : buffer.narrow(0, 0, P);
     ctx.state.optimizer->step(net.flat_parameters(), noisy.to(net.dtype()), ctx.epochs.m());
     if (ctx.state.ema.defined()) {
       torch::NoGradGuard no_grad;
       ctx.state.ema.mul_(cfg.train.ema).add_(net.flat_parameters(), 1.0 - cfg.train.ema);
+    }
+    if (timing) {
+      spdlog::debug("step {} stages: batch {:.1f} ms, gradient {:.1f} ms, grid and noise {:.1f} ms, "
+                    "all-reduce {:.1f} ms, optimizer {:.1f} ms",
+                    step, ms_batch, ms_grad, ms_noise, ms_allreduce, lap());
     }
     const at::Tensor tail = buffer.narrow(0, P, 4).to(torch::kCPU);
     const double last_loss = tail[0].item<double>() / std::max(1.0, tail[1].item<double>());

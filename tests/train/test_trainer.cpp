@@ -3,6 +3,7 @@
 // exactly once per step, stopping before the step that would exceed the target epsilon,
 // and an epsilon that matches an independent recomputation from the ledger's schedule.
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <set>
 
@@ -51,6 +52,29 @@ TEST(Trainer, GivesTheSameModelAndEpsilonOn1_2And4Ranks) {
     EXPECT_EQ(eps[k], eps[0]);
   }
   EXPECT_GT(eps[0], 0.0);
+}
+
+// The batch pipeline (train/batch_pipeline.h) builds step t + 1's batch while step t computes:
+// the same batches, so the same model bit for bit, with and without it, also across DRW-D's
+// re-sampling (a prefetched batch of the old set is dropped) and on 2 ranks.
+TEST(Trainer, PrefetchingTheNextBatchChangesNoBit) {
+  dpgnn::testing::TempDir tmp;
+  for (const std::string method : {"drw", "drw-d"}) {
+    const Config cfg = base_config({"method=" + method, "sampler.resample_every=4", "privacy.noise_multiplier=1.5",
+                                    "model.hidden=8"});
+    const auto names = parameter_names(cfg);
+    std::vector<std::vector<float>> params;
+    for (const char* prefetch : {"1", "0"}) {
+      ASSERT_EQ(setenv("DPGNN_BATCH_PREFETCH", prefetch, 1), 0);
+      const std::string out = tmp.file(method + "-" + prefetch);
+      const TrainSummary s = train_in_process(cfg, out, 2);
+      EXPECT_EQ(s.steps, 12);
+      params.push_back(testing::read_model(out + "/model.h5", names));
+    }
+    unsetenv("DPGNN_BATCH_PREFETCH");
+    ASSERT_EQ(params[0].size(), params[1].size());
+    EXPECT_TRUE(params[0] == params[1]) << method;
+  }
 }
 
 TEST(Trainer, AddsTheNoiseExactlyOncePerStepWhateverTheNumberOfRanks) {

@@ -184,7 +184,9 @@ TEST(ConfigCatalogue, BestSetupsAreTheMethodDefaultsOnTheResultsMatrixSplit) {
       EXPECT_EQ(dump_without_prepare(c), dump_without_prepare(minimal_like(c, setting)))
           << rel << " sets more than the data, the seed, the device, the privacy budget"
           << (m == "dpar" ? " and configs/recommended.yaml's settings" : "");
-      if (m == "dpar") EXPECT_EQ(c.dpar.label_fraction > 0, ds != "ppi") << rel << ": the label release";
+      if (m == "dpar") {
+        EXPECT_EQ(c.dpar.label_fraction > 0, ds != "ppi") << rel << ": the label release";
+      }
       EXPECT_EQ(c.train.seed, 1) << rel;
       if (is_private(c.method_enum())) {
         EXPECT_EQ(c.privacy.target_epsilon, 8.0) << rel;
@@ -637,8 +639,12 @@ TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterDpgnnPrepare) {
   // Every file planned: the 9 best setups and the reproductions of paper/.
   EXPECT_EQ(planned, files) << ds;
   EXPECT_GE(planned, 9) << ds;
-  if (ds == "cora") EXPECT_EQ(planned, 9 + 6 + 1) << "cora: the random-walk paper's 6 and the graph-split paper's";
-  if (ds == "twitch-ptbr") EXPECT_EQ(planned, 9 + 1) << "twitch-ptbr: DPAR's protocol";
+  if (ds == "cora") {
+    EXPECT_EQ(planned, 9 + 6 + 1) << "cora: the random-walk paper's 6 and the graph-split paper's";
+  }
+  if (ds == "twitch-ptbr") {
+    EXPECT_EQ(planned, 9 + 1) << "twitch-ptbr: DPAR's protocol";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedData, DryRun, ::testing::ValuesIn(shared_datasets()),

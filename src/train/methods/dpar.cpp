@@ -88,7 +88,7 @@ class LabelRelease : public PreTrainingRelease {
       return c.source + ": key 'dpar.label_fraction': the label release needs at least 2 classes";
     return std::nullopt;
   }
-  std::string compute(const Config& c, const partition::PartitionFile&, const partition::Shard& shard,
+  std::string compute(const Config&, const partition::PartitionFile&, const partition::Shard& shard,
                       dist::Communicator& comm, const Secret& key, double z) const override {
     return serialise_labels(release_labels(shard, comm, key, z));
   }

@@ -147,7 +147,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int run_one(const Args& a) {
   dpgnn::init_logging();
   set_compute_threads(a.threads);
-  dpgnn::report_blas();
+  dpgnn::report_blas(a.threads);
   const c10::Device device(a.device);
   const Batch batch = make_workload(a, device);
   ModelConfig cfg;

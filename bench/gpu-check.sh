@@ -15,6 +15,12 @@
 #               private and non-private, and (DEBUG=1) the medians of every step stage
 #               (batch, gradient and its parts, grid and noise, all-reduce, optimizer), recorded
 #               in the summary as the `stages` line (issue 38)
+#   7. host-gather  the same DRW/GCN pair with train.features_on_device: never (the batch's rows
+#               gathered on the host into pinned buffers) against stage 6's default (kept on the
+#               GPU and gathered there): what device-resident features give (issue 38)
+#   8. products the pair at the ogbn-products shape (bench/user_shapes.sh: 2,449,029 nodes,
+#               124M CSR entries, made by `dpgnn synth`, ~1 min), 1 rank, with stage medians;
+#               PRODUCTS=0 skips it
 # --dry-run runs the same stages on the CPU at tiny sizes with the existing CPU build (no
 # configure; stage 4 runs 2 CPU ranks), so the script itself is tested where there is no GPU
 # (ctest gpu_check_dry_run). Exit status: 0 when no stage failed, 1 otherwise, 2 usage.
@@ -216,9 +222,11 @@ fi
 # ---- 6. the cost of privacy ------------------------------------------------------------------------
 t0=$(date +%s)
 if [ "$dry" = 0 ]; then
-  cop_env=(EXTRA="--set device=cuda" ROUNDS=1 NOISE=0 THREADS=2 DEBUG=1)
+  cop_env_extra="--set device=cuda"
+  cop_env=(EXTRA="$cop_env_extra" ROUNDS=1 NOISE=0 THREADS=2 DEBUG=1)
 else
-  cop_env=(DATASET="$work/graph.h5" EXTRA="--set device=cpu" WIDTH=16 BATCH=32 STEPS=4 WALK=2 THREADS=1 ROUNDS=1 NOISE=0
+  cop_env_extra="--set device=cpu"
+  cop_env=(DATASET="$work/graph.h5" EXTRA="$cop_env_extra" WIDTH=16 BATCH=32 STEPS=4 WALK=2 THREADS=1 ROUNDS=1 NOISE=0
            DEBUG=1)
 fi
 if env "${cop_env[@]}" "$repo/bench/cost_of_privacy.sh" "$build_dir" "$work/cost" >"$work/cost.log" 2>&1 &&
@@ -232,6 +240,39 @@ if env "${cop_env[@]}" "$repo/bench/cost_of_privacy.sh" "$build_dir" "$work/cost
   record stages "$st" "$stages"
 else
   record cost FAIL "bench/cost_of_privacy.sh: $(tail -n 3 "$work/cost.log" | tr '\n' ' ')"
+fi
+
+# ---- 7. the batch's rows gathered on the host (the A/B of device-resident features) ----------
+t0=$(date +%s)
+if env "${cop_env[@]}" EXTRA="${cop_env_extra:-} --set train.features_on_device=never" DEBUG=0 \
+     "$repo/bench/cost_of_privacy.sh" "$build_dir" "$work/cost-host" >"$work/cost-host.log" 2>&1 &&
+   best="$(grep '^best:' "$work/cost-host.log")"; then
+  record host-gather ok "${best#best: } ($(($(date +%s) - t0)) s)"
+else
+  record host-gather FAIL "bench/cost_of_privacy.sh (features_on_device never): $(tail -n 3 "$work/cost-host.log" | tr '\n' ' ')"
+fi
+
+# ---- 8. the products shape -------------------------------------------------------------------------
+if [ "${PRODUCTS:-1}" = 1 ]; then
+  t0=$(date +%s)
+  if [ "$dry" = 0 ]; then
+    # shellcheck source=bench/user_shapes.sh
+    source "$repo/bench/user_shapes.sh"
+    # shellcheck disable=SC2086
+    "$bin" synth ${SYNTH[products]} --out "$work/products.h5" >"$work/products-synth.log" 2>&1 || true
+  else
+    cp "$work/graph.h5" "$work/products.h5"
+  fi
+  if [ -f "$work/products.h5" ] &&
+     env "${cop_env[@]}" DATASET="$work/products.h5" "$repo/bench/cost_of_privacy.sh" "$build_dir" "$work/cost-products" \
+       >"$work/cost-products.log" 2>&1 && best="$(grep '^best:' "$work/cost-products.log")"; then
+    stages="$(sed -n 's/^\(gcn\|drw\) \(stage\|gradient\|batch\) \(.*\): median \([0-9.]*\) ms.*/\1 \3 \4/p' "$work/cost-products.log" |
+      awk '{ m = $1; $1 = ""; v = $NF; $NF = ""; sub(/^ /, ""); sub(/ $/, ""); line[m] = line[m] (line[m] ? ", " : "") $0 " " v }
+           END { printf "gcn: %s; drw: %s", line["gcn"], line["drw"] }')"
+    record products ok "${best#best: }; ms per step (medians): $stages ($(($(date +%s) - t0)) s)"
+  else
+    record products FAIL "products shape: $(tail -n 3 "$work/products-synth.log" "$work/cost-products.log" 2>/dev/null | tr '\n' ' ')"
+  fi
 fi
 
 echo

@@ -4,12 +4,14 @@
 // When MPI is running, a failing rank aborts the job so that the other ranks do not hang.
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
 #include "command.h"
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/log.h"
+#include "dpgnn/util/system.h"
 #include "dpgnn/graph/import/converter.h"
 #include "dpgnn/util/version.h"
 
@@ -53,7 +55,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dpgnn::reexec_with_tuned_malloc(argv);  // before any thread or MPI: glibc reads it at start (system.h)
   dpgnn::init_logging();
+  if (const char* t = std::getenv("GLIBC_TUNABLES")) spdlog::debug("malloc: GLIBC_TUNABLES={}", t);
   int code = dpgnn::kExitInternal;
   bool collective = false;
   try {

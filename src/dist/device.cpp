@@ -101,6 +101,17 @@ int bind_cuda_device_index(int device) {
   return device;
 }
 
+DeviceMemory cuda_memory_info() {
+#ifdef DPGNN_WITH_CUDA
+  if (const std::string why = cuda_unavailable_reason(); !why.empty()) throw UsageError(why);
+  DeviceMemory m;
+  CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
+  return m;
+#else
+  throw UsageError(kNoCudaBuild);
+#endif
+}
+
 bool is_cuda_pointer(const void* ptr) {
 #ifdef DPGNN_WITH_CUDA
   cudaPointerAttributes attr{};

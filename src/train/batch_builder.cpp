@@ -1,5 +1,6 @@
 #include "batch_builder.h"
 #include "batch_pipeline.h"
+#include "feature_store.h"
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
@@ -19,7 +20,7 @@ at::Tensor FeatureBuffers::take(std::int64_t rows, std::int64_t cols) {
     if (b.storage().use_count() == 1 && b.numel() >= need) return b.narrow(0, 0, need).view({rows, cols});
   }
   // Headroom: the next batches differ in size by a few subgraphs.
-  at::Tensor fresh = at::empty({need + need / 8}, at::TensorOptions().dtype(at::kFloat));
+  at::Tensor fresh = at::empty({need + need / 8}, at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned_));
   if (pool_.size() < max_) {
     pool_.push_back(fresh);
   } else {
@@ -36,13 +37,13 @@ at::Tensor FeatureBuffers::take(std::int64_t rows, std::int64_t cols) {
 model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
                          const partition::Shard& shard, c10::Device device,
                          const std::unordered_map<std::int64_t, std::vector<float>>* example_features) {
-  return build_batch(picks, parts, shard, device, example_features, nullptr);
+  return build_batch(picks, parts, shard, device, example_features, nullptr, nullptr);
 }
 
 model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
                          const partition::Shard& shard, c10::Device device,
                          const std::unordered_map<std::int64_t, std::vector<float>>* example_features,
-                         FeatureBuffers* buffers) {
+                         FeatureBuffers* buffers, const FeatureStore* store) {
   using Clock = std::chrono::steady_clock;
   const bool timing = spdlog::should_log(spdlog::level::debug);
   const auto t0 = Clock::now();
@@ -107,20 +108,32 @@ model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartS
   }
   const auto t1 = Clock::now();
   const auto n = static_cast<std::int64_t>(rows.size());
-  at::Tensor x = buffers != nullptr ? buffers->take(n, F) : torch::empty({n, F}, torch::kFloat32);
-  float* xp = x.data_ptr<float>();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float* src = shard.features.data() + rows[i] * F;
-    if (example_features != nullptr && !example_features->empty()) {
-      const auto it = example_features->find(rows[i]);
-      if (it != example_features->end()) src = it->second.data();
+  at::Tensor x, staging;
+  if (store != nullptr && store->on_device()) {
+    x = store->gather(rows, example_features);  // on the device: only the row ids travel
+  } else {
+    x = buffers != nullptr ? buffers->take(n, F) : torch::empty({n, F}, torch::kFloat32);
+    float* xp = x.data_ptr<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* src = shard.features.data() + rows[i] * F;
+      if (example_features != nullptr && !example_features->empty()) {
+        const auto it = example_features->find(rows[i]);
+        if (it != example_features->end()) src = it->second.data();
+      }
+      std::memcpy(xp + i * F, src, static_cast<std::size_t>(F) * sizeof(float));
     }
-    std::memcpy(xp + i * F, src, static_cast<std::size_t>(F) * sizeof(float));
+    if (device != c10::Device(c10::kCPU)) {
+      // From a pinned buffer the copy runs asynchronously; the batch holds the buffer until it is
+      // released (after its step, whose end waits for the device), so it is not reused before.
+      const bool async = x.is_pinned();
+      if (async) staging = x;
+      x = x.to(device, /*non_blocking=*/async);
+    }
   }
-  if (device != c10::Device(c10::kCPU)) x = x.to(device);
   const auto t2 = Clock::now();
   model::Batch batch = model::make_batch(x, node_ptr, root, node_key, edge_dst, edge_src, meta.multilabel,
                                          meta.num_classes, y_single, y_multi, loss_rows);
+  batch.host_staging = staging;
   if (timing) {
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();

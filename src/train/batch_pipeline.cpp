@@ -6,6 +6,7 @@
 
 #include "dpgnn/partition/shard.h"
 #include "dpgnn/sampling/batch.h"
+#include "feature_store.h"
 #include "step_loop.h"
 #include "subgraph_epochs.h"
 
@@ -29,7 +30,11 @@ bool BatchPipeline::prefetch_enabled() {
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
-BatchPipeline::BatchPipeline(const StepContext& ctx, bool background) : ctx_(ctx), background_(background) {}
+BatchPipeline::BatchPipeline(const StepContext& ctx, bool background)
+    : ctx_(ctx),
+      background_(background),
+      // Pinned buffers when the host gather feeds a GPU (feature_store.h).
+      buffers_(3, ctx.state.net.device().is_cuda() && (ctx.features == nullptr || !ctx.features->on_device())) {}
 
 BatchPipeline::~BatchPipeline() { settle(); }
 
@@ -38,7 +43,7 @@ BatchPipeline::StepBatch BatchPipeline::build(std::int64_t step) {
   sb.picks = picks_of_step(ctx_, step);
   if (!sb.picks.empty()) {
     sb.batch = build_batch(sb.picks, ctx_.epochs.sampled().parts, ctx_.shard, ctx_.state.net.device(),
-                           &ctx_.release.example_features, &buffers_);
+                           &ctx_.release.example_features, &buffers_, ctx_.features);
   }
   return sb;
 }

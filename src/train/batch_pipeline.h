@@ -37,7 +37,9 @@ struct StepContext;
 // reuse never overwrites a batch in use. Thread-safe.
 class FeatureBuffers {
  public:
-  explicit FeatureBuffers(std::size_t max_buffers = 3) : max_(max_buffers) {}
+  // pinned: page-locked host memory (for a CUDA device: its copies to the device run
+  // asynchronously); needs a LibTorch with CUDA.
+  explicit FeatureBuffers(std::size_t max_buffers = 3, bool pinned = false) : max_(max_buffers), pinned_(pinned) {}
   // A contiguous [rows, cols] float32 CPU tensor in a free buffer, or in new memory when every
   // buffer is in use or too small (kept for later when fewer than max_buffers are held).
   at::Tensor take(std::int64_t rows, std::int64_t cols);
@@ -45,16 +47,20 @@ class FeatureBuffers {
  private:
   std::mutex mu_;
   std::size_t max_;
+  bool pinned_;
   std::vector<at::Tensor> pool_;  // 1-D float32
 };
 
-// build_batch (batch_builder.h) gathering x into `buffers` when it is not null. Runs no
+class FeatureStore;
+
+// build_batch (batch_builder.h) gathering x on the device when `store` keeps the features there
+// (feature_store.h), else on the host into `buffers` when it is not null. On the host it runs no
 // parallel tensor kernel (host loops and copies only), so it can run on a thread of its own
 // beside the step's OpenMP team.
 model::Batch build_batch(const std::vector<Pick>& picks, const std::vector<PartSamples>& parts,
                          const partition::Shard& shard, c10::Device device,
                          const std::unordered_map<std::int64_t, std::vector<float>>* example_features,
-                         FeatureBuffers* buffers);
+                         FeatureBuffers* buffers, const FeatureStore* store);
 
 // This rank's picks of a step's batch (the same global batch on every rank).
 std::vector<Pick> picks_of_step(const StepContext& ctx, std::int64_t step);

@@ -150,6 +150,10 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.threads", train.threads, int, "integer",
                 "compute threads per rank (LibTorch and OpenBLAS together); 0 = OMP_NUM_THREADS if set, else cores / local "
                 "ranks"),
+      DPGNN_STR("train.features_on_device", train.features_on_device,
+                "auto | always | never: keep the shard's feature rows in the model device's memory and gather each "
+                "batch's rows there (auto: on a GPU when they take at most half its free memory, else gathered on "
+                "the host into pinned buffers; on the CPU always gathered on the host). Changes speed, not results"),
       DPGNN_NUM("train.ema", train.ema, double, "number",
                 "evaluate and save an exponential moving average of the parameters with this decay "
                 "(post-processing: no privacy cost); 0 = off"),
@@ -366,6 +370,9 @@ void validate(const Config& c) {
   require(c.train.eval_every >= 0, f, "train.eval_every", "must be >= 0");
   require(c.train.checkpoint_every >= 0, f, "train.checkpoint_every", "must be >= 0");
   require(c.train.threads >= 0, f, "train.threads", "must be >= 0");
+  require(c.train.features_on_device == "auto" || c.train.features_on_device == "always" ||
+              c.train.features_on_device == "never",
+          f, "train.features_on_device", "must be auto, always or never, got '" + c.train.features_on_device + "'");
   require(c.train.ema >= 0 && c.train.ema < 1, f, "train.ema", "must be in [0, 1)");
   require(std::isfinite(c.privacy.target_epsilon) && c.privacy.target_epsilon > 0, f, "privacy.target_epsilon",
           "must be > 0");

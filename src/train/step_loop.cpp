@@ -23,6 +23,22 @@
 namespace dpgnn::train {
 namespace {
 
+// grid_sum += the step's exact noise (integers on the grid, summed exactly in float64). On the CPU
+// in place; on a device the noise is drawn on the host as always (noise/prefetch.h), copied
+// there and added, and both copies are zeroed after use, so the sum never leaves the device.
+void add_noise(noise::NoisePrefetcher& noise, at::Tensor& grid_sum, std::uint64_t step, std::uint64_t variance) {
+  if (grid_sum.device().is_cpu() && grid_sum.is_contiguous()) {
+    noise.add_to(grid_sum.data_ptr<double>(), step, variance);
+    return;
+  }
+  at::Tensor host = torch::zeros({grid_sum.numel()}, torch::TensorOptions().dtype(torch::kFloat64));
+  noise.add_to(host.data_ptr<double>(), step, variance);
+  at::Tensor on_device = host.to(grid_sum.device());
+  host.zero_();
+  grid_sum.add_(on_device);
+  on_device.zero_();
+}
+
 using Clock = std::chrono::steady_clock;
 
 // The stop codes rank 0 puts in the all-reduce.
@@ -188,11 +204,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     at::Tensor grid_sum = buffer.narrow(0, 0, P);
     if (priv) {
       grid_sum.copy_(grad.to(torch::kFloat64).div_(ctx.plan.grid().gamma).round_());  // this rank's k_r
-      if (rank == 0) {
-        at::Tensor host = grid_sum.to(torch::kCPU).contiguous();
-        noise->add_to(host.data_ptr<double>(), static_cast<std::uint64_t>(step), ctx.plan.grid().variance);
-        grid_sum.copy_(host);
-      }
+      if (rank == 0) add_noise(*noise, grid_sum, static_cast<std::uint64_t>(step), ctx.plan.grid().variance);
     } else {
       grid_sum.copy_(grad);
     }

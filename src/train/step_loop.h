@@ -33,6 +33,7 @@ namespace dpgnn::train {
 
 class PrivacyPlan;
 class SubgraphEpochs;
+class FeatureStore;
 
 // The parameters, the optimiser and the parameter average (Polyak-Ruppert / EMA, used for
 // evaluation: post-processing of the released iterates).
@@ -61,6 +62,7 @@ struct StepContext {
   std::function<void(std::int64_t completed)> evaluate;    // collective
   std::function<void(std::int64_t completed)> checkpoint;  // rank 0 writes
   std::function<void(const nlohmann::json&)> metrics;      // rank 0 appends a line
+  const FeatureStore* features = nullptr;  // where the batches' rows are gathered; null: the host
 };
 
 struct LoopResult {

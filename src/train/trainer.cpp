@@ -34,6 +34,7 @@
 #include "resume_guard.h"
 #include "run_directory.h"
 #include "run_summary.h"
+#include "feature_store.h"
 #include "step_loop.h"
 #include "subgraph_epochs.h"
 
@@ -154,7 +155,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   // ---- compute set-up ------------------------------------------------------------------------
   const int threads = cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks);
   model::set_compute_threads(threads);
-  if (rank == 0) report_blas();
+  if (rank == 0) report_blas(threads);
   const c10::Device device = pick_device(cfg, rank, comms);
   if (rank == 0)
     spdlog::info("device {}: gradients all-reduced over {}", device.str(),
@@ -222,8 +223,10 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   RunOutputs out(cfg, dir.paths(), pf, meta.multilabel, comm);
   // The noise is drawn on the cores the node's ranks leave free (at least one thread).
   const int noise_threads = std::max(1, available_cores() / std::max(1, opt.local_ranks) - threads);
+  const FeatureStore features = FeatureStore::choose(cfg.train.features_on_device, shard, device);
+  if (rank == 0) spdlog::info("batches: {}", features.describe());
   StepContext ctx{cfg, comms, shard, epochs, plan, state, start.secrets, release, opt.progress,
-                  noise_threads, {}, {}, {}};
+                  noise_threads, {}, {}, {}, &features};
   ctx.evaluate = [&](std::int64_t completed) { out.evaluate(completed, state, evaluator, plan); };
   ctx.checkpoint = [&](std::int64_t completed) { out.checkpoint(completed, state); };
   ctx.metrics = [&](const nlohmann::json& line) { out.metrics(line); };

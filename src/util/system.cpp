@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -45,6 +46,11 @@ BlasInfo loaded_blas() {
   if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
     info.vendor = "openblas";
     info.config = fn();
+    using ParallelFn = int (*)();
+    if (auto par = reinterpret_cast<ParallelFn>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"))) {
+      const int p = par();  // OpenBLAS's interface: 0 sequential, 1 pthreads, 2 OpenMP
+      info.threading = p == 0 ? "sequential" : p == 1 ? "pthreads" : p == 2 ? "openmp" : "";
+    }
   } else if (paths.find("mkl") != std::string::npos) {
     info.vendor = "mkl";
   } else if (paths.find("blis") != std::string::npos) {
@@ -58,18 +64,25 @@ BlasInfo loaded_blas() {
   return info;
 }
 
-void report_blas() {
+void report_blas(int threads) {
   const BlasInfo b = loaded_blas();
   if (b.is_reference()) {
     spdlog::warn(
         "BLAS: the slow reference BLAS is loaded ({}); install an optimised one "
-        "(Debian: apt-get install libopenblas0-pthread) for 30-50x faster training",
+        "(Debian: apt-get install libopenblas0-openmp) for 30-50x faster training",
         b.library_path);
+  } else if (b.threading == "pthreads" && threads > 1) {
+    spdlog::warn(
+        "BLAS: OpenBLAS's pthreads build is loaded ({}); with {} threads its thread pool competes "
+        "with LibTorch's OpenMP threads and steps run 1.5-2x slower. Use the OpenMP build (Debian: "
+        "apt-get install libopenblas0-openmp, and select it with update-alternatives for "
+        "libblas.so.3 and libopenblas.so.0; scripts/install-deps.sh does both)",
+        b.library_path, threads);
   } else if (b.vendor == "none") {
     spdlog::debug("BLAS: no libblas loaded in this process");
   } else {
     spdlog::info("BLAS: {} ({}{}{})", b.vendor, b.library_path, b.config.empty() ? "" : ", ",
-                 b.config);
+                 b.config);  // the config names the threading (USE_OPENMP) for OpenBLAS
   }
 }
 
@@ -97,6 +110,21 @@ int default_threads_per_rank(int local_ranks) {
     spdlog::warn("OMP_NUM_THREADS='{}' is not a positive integer; ignored (using cores / local ranks)", env);
   }
   return std::max(1, available_cores() / std::max(1, local_ranks));
+}
+
+void reexec_with_tuned_malloc(char** argv) {
+#if defined(__GLIBC__)
+  if (const char* off = std::getenv("DPGNN_MALLOC_DEFAULTS"); off != nullptr && std::string(off) == "1") return;
+  const char* old = std::getenv("GLIBC_TUNABLES");
+  const std::string current = old != nullptr ? old : "";
+  if (current.find("glibc.malloc.hugetlb") != std::string::npos) return;  // tuned already
+  const std::string tuned = current.empty() ? kTunedMalloc : current + ":" + kTunedMalloc;
+  if (setenv("GLIBC_TUNABLES", tuned.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only on failure: run on with glibc's defaults
+  if (old != nullptr) setenv("GLIBC_TUNABLES", current.c_str(), 1); else unsetenv("GLIBC_TUNABLES");
+#else
+  (void)argv;
+#endif
 }
 
 std::int64_t peak_rss_bytes() {

@@ -77,6 +77,30 @@ TEST(Trainer, PrefetchingTheNextBatchChangesNoBit) {
   }
 }
 
+// Gathering each batch's rows from a feature table kept on the model's device (the GPU way,
+// train/feature_store.h; "always" on the CPU runs its code over the shard's array) trains the
+// same model bit for bit as the host gather, with and without the prefetching thread.
+TEST(Trainer, GatheringTheFeaturesOnTheDeviceChangesNoBit) {
+  dpgnn::testing::TempDir tmp;
+  for (const std::string method : {"drw", "drw-d"}) {
+    std::vector<std::vector<float>> params;
+    for (const char* where : {"never", "always"}) {
+      for (const char* prefetch : {"1", "0"}) {
+        const Config cfg = base_config({"method=" + method, "sampler.resample_every=4", "privacy.noise_multiplier=1.5",
+                                        "model.hidden=8",
+                                        std::string("train.features_on_device=") + where});
+        ASSERT_EQ(setenv("DPGNN_BATCH_PREFETCH", prefetch, 1), 0);
+        const std::string out = tmp.file(method + "-" + where + prefetch);
+        const TrainSummary s = train_in_process(cfg, out, 2);
+        EXPECT_EQ(s.steps, 12);
+        params.push_back(testing::read_model(out + "/model.h5", parameter_names(cfg)));
+      }
+    }
+    unsetenv("DPGNN_BATCH_PREFETCH");
+    for (std::size_t i = 1; i < params.size(); ++i) EXPECT_TRUE(params[0] == params[i]) << method << " run " << i;
+  }
+}
+
 TEST(Trainer, AddsTheNoiseExactlyOncePerStepWhateverTheNumberOfRanks) {
   // With plain SGD (lr 1, no momentum) one step moves the parameters by -(g + noise) / m.
   // The clipped sum g has norm <= m C, tiny next to noise of std sigma = z * 2C with z = 100

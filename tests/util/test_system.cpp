@@ -1,6 +1,7 @@
 // Threads per rank: the OMP_NUM_THREADS convention launch/dpgnn-mpirun relies on.
 #include "dpgnn/util/system.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -43,6 +44,15 @@ TEST(DefaultThreadsPerRank, IgnoresAMalformedOmpNumThreads) {
     ScopedOmpThreads env(bad);
     EXPECT_EQ(dpgnn::default_threads_per_rank(1), dpgnn::available_cores()) << "OMP_NUM_THREADS='" << bad << "'";
   }
+}
+
+TEST(LoadedBlas, NamesOpenBlasThreadingAsItsConfigDoes) {
+  // The trainer warns on OpenBLAS's pthreads build (its pool competes with LibTorch's threads).
+  if (dlopen("libopenblas.so.0", RTLD_NOW | RTLD_GLOBAL) == nullptr) GTEST_SKIP() << "no libopenblas.so.0 here";
+  const dpgnn::BlasInfo b = dpgnn::loaded_blas();
+  ASSERT_EQ(b.vendor, "openblas");
+  ASSERT_TRUE(b.threading == "sequential" || b.threading == "pthreads" || b.threading == "openmp") << b.threading;
+  EXPECT_EQ(b.threading == "openmp", b.config.find("USE_OPENMP") != std::string::npos) << b.config;
 }
 
 }  // namespace

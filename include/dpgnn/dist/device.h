@@ -31,6 +31,13 @@ int bind_cuda_device(int local_rank);
 // unavailable or `device` is not one of the visible devices.
 int bind_cuda_device_index(int device);
 
+// Free and total memory of the current CUDA device in bytes (cudaMemGetInfo). UsageError when
+// CUDA is unavailable or in a build without CUDA.
+struct DeviceMemory {
+  std::size_t free = 0, total = 0;
+};
+DeviceMemory cuda_memory_info();
+
 // True when `ptr` points into CUDA device memory (cudaPointerGetAttributes); false for host
 // memory and in a build without CUDA. Never throws.
 bool is_cuda_pointer(const void* ptr);

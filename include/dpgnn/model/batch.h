@@ -30,6 +30,9 @@ struct Batch {
   at::Tensor loss_rows;
   at::Tensor node_key;  // [n] int64: stable id of each node slot (unique in the global batch)
   GraphBlock block;     // num_dst == num_src == n, edges only inside subgraphs
+  // Host memory x was copied from asynchronously (a pinned buffer), or undefined: held until the
+  // batch is released, so that the buffer is not reused while the copy may still read it.
+  at::Tensor host_staging;
 
   std::int64_t num_subgraphs() const { return root.defined() ? root.size(0) : 0; }
   std::int64_t num_nodes() const { return x.defined() ? x.size(0) : 0; }

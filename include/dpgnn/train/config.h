@@ -55,6 +55,7 @@ struct TrainSection {
   std::int64_t eval_every = 100;        // 0 = only at the end
   std::int64_t checkpoint_every = 100;  // 0 = only at the end
   int threads = 0;                      // compute threads per rank; 0 = cores / local ranks
+  std::string features_on_device = "auto";  // auto | always | never (train/feature_store.h)
   double ema = 0.0;                     // decay of the parameter average used for evaluation; 0 = off
   bool log_train_loss = false;          // release the batch loss (private labels, no noise): not private
   bool keep_checkpoint = false;         // keep checkpoint.h5 after the run finishes

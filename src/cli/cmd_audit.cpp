@@ -60,6 +60,7 @@ void add_audit_command(CLI::App& root, Registry& registry) {
         throw CollectiveError(ConfigError(cfg.source, key, "file '" + path + "' does not exist").what(), kExitUsage,
                               report);
     check_gpu_collectives_variable(report);
+    restart_with_tuned_malloc();  // once, before MPI (command.h)
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::AuditOptions ao;

@@ -42,6 +42,7 @@ void add_predict_command(CLI::App& root, Registry& registry) {
                                   " does not exist (--run must be a finished training run directory)",
                               kExitUsage, launcher_rank_is_zero());
     }
+    restart_with_tuned_malloc();  // once, before MPI (command.h)
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     {

@@ -122,6 +122,7 @@ void add_train_command(CLI::App& root, Registry& registry) {
                                   .what(),
                               kExitUsage, report);
     check_gpu_collectives_variable(report);
+    restart_with_tuned_malloc();  // once, before MPI (command.h)
     const auto& env = dist::init_environment(nullptr, nullptr);
     set_finalize_handler([] { dist::finalize_environment(); });
     train::TrainOptions to;

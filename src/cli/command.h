@@ -15,6 +15,7 @@
 
 #include "dpgnn/dist/collectives.h"
 #include "dpgnn/util/error.h"
+#include "dpgnn/util/system.h"
 
 namespace dpgnn::cli {
 
@@ -27,6 +28,14 @@ inline bool launcher_rank_is_zero() {
   }
   return true;
 }
+
+// The program's argv, kept by main(): `train`, `predict` and `audit` restart the program with
+// it once, with glibc's malloc tuned for their steps (util/system.h), after their options and
+// config are checked and before MPI starts, so that a start-up error is raised and printed as
+// before the restart, by every rank at the same point.
+char** program_argv();
+void set_program_argv(char** argv);
+inline void restart_with_tuned_malloc() { reexec_with_tuned_malloc(program_argv()); }
 
 // The number of ranks the launcher started (mpirun, PMI, srun variables), read before MPI
 // is up; 1 for a plain run. `dpgnn partition` starts MPI only when it is above 1.

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
@@ -14,6 +15,14 @@
 #include "dpgnn/util/system.h"
 #include "dpgnn/graph/import/converter.h"
 #include "dpgnn/util/version.h"
+
+namespace dpgnn::cli {
+namespace {
+char** g_argv = nullptr;
+}  // namespace
+char** program_argv() { return g_argv; }
+void set_program_argv(char** argv) { g_argv = argv; }
+}  // namespace dpgnn::cli
 
 namespace {
 
@@ -55,7 +64,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dpgnn::reexec_with_tuned_malloc(argv);  // before any thread or MPI: glibc reads it at start (system.h)
+  dpgnn::cli::set_program_argv(argv);  // train, predict and audit restart with it (command.h)
   dpgnn::init_logging();
   if (const char* t = std::getenv("GLIBC_TUNABLES")) spdlog::debug("malloc: GLIBC_TUNABLES={}", t);
   int code = dpgnn::kExitInternal;

@@ -22,14 +22,6 @@ class Gcn : public MethodSpec {
     o.edges = sampling::parse_edge_mode(c.sampler.edges);
     return o;
   }
-  // Weight decay with the parameter average (post-processing; nothing here is private): on
-  // graphs whose labels barely follow the features and edges the plain run (Adam, lr 0.01, 1000
-  // steps, no regulariser) ends wherever its seed overfits, and weight decay alone makes the last
-  // iterate swing between classes; the average of the swinging iterates is stable (docs/results.md,
-  // "Issue 37: the non-private GCN's defaults").
-  std::vector<std::pair<std::string, std::string>> defaults() const override {
-    return {{"train.weight_decay", "0.0005"}, {"train.ema", "0.99"}};
-  }
   std::int64_t population(const Config& c, std::int64_t realised, std::int64_t total_train) const override {
     // Same as DRW (M_min, Ayle et al. 2022, Sec. 4.2) so a summary's "subgraphs" reads alike.
     if (!c.privacy.worst_case) return realised;

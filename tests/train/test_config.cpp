@@ -39,7 +39,8 @@ TEST(Config, TheNonPrivateGcnDefaultsToWeightDecayAndTheParameterAverageWhichAFi
   EXPECT_DOUBLE_EQ(c.train.lr, 0.005);
   EXPECT_EQ(c.train.max_steps, 1000);  // the rest stays the table's
   EXPECT_EQ(c.model.hidden, 256);
-  const Config file = parse_config("method: gcn\ndata: {dataset: d.h5}\ntrain: {ema: 0, weight_decay: 0}\n", "x.yaml", {});
+  const Config file =
+      parse_config("method: gcn\ndata: {dataset: d.h5}\ntrain: {ema: 0, weight_decay: 0}\n", "x.yaml", {});
   EXPECT_DOUBLE_EQ(file.train.weight_decay, 0.0);
   EXPECT_DOUBLE_EQ(file.train.ema, 0.0);
   const Config set = parse_config("data: {dataset: d.h5}\n", "x.yaml", {"method=gcn", "train.ema=0.9"});

@@ -189,9 +189,9 @@ for r in rows:
 datasets = list(dict.fromkeys(r["dataset"] for r in rows))
 # One row per method and epsilon (the baselines first), one column per dataset.
 private = sorted({(m, e) for (_, m, e) in list(acc) + list(failed) if m not in ("majority", "gcn", "mlp")},
-                 key=lambda c: (c[0], float(c[1])))
+                 key=lambda c: (c[0], float(c[1]) if c[1] else -1.0))  # '' = an earlier non-private baseline (gcn-v1)
 lines = [("majority class", "majority", ""), ("GCN (non-private)", "gcn", ""), ("MLP (non-private)", "mlp", "")]
-lines += [("%s eps %s" % (m, e), m, e) for (m, e) in private]
+lines += [("%s eps %s" % (m, e) if e else m, m, e) for (m, e) in private]
 print("| method | " + " | ".join(datasets) + " |")
 print("|" + "---|" * (len(datasets) + 1))
 def cell(key):

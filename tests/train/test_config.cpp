@@ -31,6 +31,28 @@ TEST(Config, AConfigWithOnlyTheDatasetIsValidAndGetsTheDocumentedDefaults) {
   EXPECT_FALSE(c.privacy.noise_seed.has_value());
 }
 
+TEST(Config, TheNonPrivateGcnDefaultsToWeightDecayAndTheParameterAverageWhichAFileOrSetReplaces) {
+  // docs/configs.md, "Method defaults" (docs/results.md, "Issue 37: the non-private GCN's defaults").
+  const Config c = parse_config("method: gcn\ndata: {dataset: d.h5}\n", "x.yaml", {});
+  EXPECT_DOUBLE_EQ(c.train.weight_decay, 5e-4);
+  EXPECT_DOUBLE_EQ(c.train.ema, 0.99);
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.005);
+  EXPECT_EQ(c.train.max_steps, 1000);  // the rest stays the table's
+  EXPECT_EQ(c.model.hidden, 256);
+  const Config file =
+      parse_config("method: gcn\ndata: {dataset: d.h5}\ntrain: {ema: 0, weight_decay: 0}\n", "x.yaml", {});
+  EXPECT_DOUBLE_EQ(file.train.weight_decay, 0.0);
+  EXPECT_DOUBLE_EQ(file.train.ema, 0.0);
+  const Config set = parse_config("data: {dataset: d.h5}\n", "x.yaml", {"method=gcn", "train.ema=0.9"});
+  EXPECT_DOUBLE_EQ(set.train.ema, 0.9);
+  EXPECT_DOUBLE_EQ(set.train.weight_decay, 5e-4);
+  // Not the other methods': the non-private MLP keeps the table's.
+  const Config mlp = parse_config("method: mlp\ndata: {dataset: d.h5}\n", "x.yaml", {});
+  EXPECT_DOUBLE_EQ(mlp.train.weight_decay, 0.0);
+  EXPECT_DOUBLE_EQ(mlp.train.ema, 0.0);
+  EXPECT_DOUBLE_EQ(mlp.train.lr, 0.01);
+}
+
 TEST(Config, CudaDeviceIndexIsTheNumberOfCudaNElseMinusOne) {
   const auto index = [](const std::string& device) {
     return cuda_device_index(parse_config("data:\n  dataset: cora.h5\n", "x.yaml", {"device=" + device}));

@@ -4,10 +4,11 @@
 // When MPI is running, a failing rank aborts the job so that the other ranks do not hang.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <iostream>
+#include <thread>
 
 #include "command.h"
 #include "dpgnn/util/error.h"
@@ -74,6 +75,10 @@ int main(int argc, char** argv) {
   } catch (const dpgnn::CollectiveError& e) {
     // Raised by every rank alike: report once and shut down cleanly.
     if (e.report()) spdlog::error("{}", e.what());
+    // A silent rank leaves the reporting one time to print: before MPI is up (a bad config),
+    // the launcher ends the whole job when the first rank exits non-zero, and would cut the
+    // one message off when a silent rank got there first.
+    if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(2));
     code = e.exit_code();
     collective = true;
   } catch (const dpgnn::Error& e) {

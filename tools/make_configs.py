@@ -725,7 +725,8 @@ def dpar_config(name):
 # --------------------------------------------------------------------------------------------
 BEST_METHODS = METHODS + ["dpar", "split"]
 # DPAR's best setup we know is configs/recommended.yaml's (DPAR without the DP-APPR release, a
-# bias-free linear model, 4 propagation steps and, from epsilon 6, the label release): it beats
+# bias-free linear model, 4 propagation steps and, from epsilon 6, the label release; below it,
+# with 3+ classes, centred outputs propagated 8 steps at teleport 0.1): it beats
 # DPAR's defaults on the graphs of the results matrix (docs/results.md). Read from that file, so
 # the two cannot drift apart; train.seed is the catalogue's.
 RECOMMENDED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "recommended.yaml")
@@ -852,6 +853,9 @@ def best_config(name, method):
                  if name not in MULTILABEL else
                  " the training labels in the recommended file; not here: this dataset is multi-label, where dpgnn "
                  "refuses that release."),
+              "Below that (no label release), with 3 or more classes, the model's outputs are centred over the "
+              "nodes and propagated 8 steps at teleport 0.1 (dpar.center_outputs; docs/results.md, \"Issue 37: "
+              "centred outputs\").",
               "What this file does not set is the method's default (docs/configs.md, 'Method defaults')."]
     else:
         h += ["Everything this file does not set is the method's default (docs/configs.md, 'Method defaults'; "

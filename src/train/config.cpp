@@ -231,6 +231,15 @@ const std::vector<Field>& fields() {
                 "released labels (half as evidence, half scored), instead of dpar.propagation_steps; the choice reads the "
                 "graph and the training nodes' features without noise: outside the guarantee (summary.json "
                 "outside_guarantee)"),
+      DPGNN_STR("dpar.center_outputs", dpar.center_outputs,
+                "never | always | multiclass: centre the model's outputs over all nodes before the inference "
+                "propagation, and propagate with dpar.centered_alpha and dpar.centered_steps (multiclass: only on "
+                "single-label data with 3 or more classes, without the label release; with two classes the removed "
+                "offset is the class prior, docs/results.md)"),
+      DPGNN_NUM("dpar.centered_alpha", dpar.centered_alpha, double, "number",
+                "teleport probability of the inference power iteration when the outputs are centred, in (0, 1)"),
+      DPGNN_NUM("dpar.centered_steps", dpar.centered_steps, int, "integer",
+                "inference power-iteration steps when the outputs are centred, >= 0"),
   };
   return f;
 }
@@ -418,6 +427,11 @@ void validate(const Config& c) {
   require(std::isfinite(d.gm_clip) && d.gm_clip > 0, f, "dpar.gm_clip", "must be > 0");
   require(std::isfinite(d.em_clip) && d.em_clip > 0, f, "dpar.em_clip", "must be > 0");
   require(d.propagation_steps >= 0, f, "dpar.propagation_steps", "must be >= 0");
+  require(d.center_outputs == "never" || d.center_outputs == "always" || d.center_outputs == "multiclass", f,
+          "dpar.center_outputs", "must be never, always or multiclass, got '" + d.center_outputs + "'");
+  require(std::isfinite(d.centered_alpha) && d.centered_alpha > 0 && d.centered_alpha < 1, f, "dpar.centered_alpha",
+          "must be in (0, 1)");
+  require(d.centered_steps >= 0, f, "dpar.centered_steps", "must be >= 0");
   require(std::isfinite(d.graph_sampling_rate) && d.graph_sampling_rate > 0 && d.graph_sampling_rate <= 1, f,
           "dpar.graph_sampling_rate", "must be in (0, 1]");
   require(std::isfinite(d.label_fraction) && d.label_fraction >= 0 && d.label_fraction < 1, f, "dpar.label_fraction",

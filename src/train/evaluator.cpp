@@ -204,6 +204,7 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
   at::Tensor h = x_.to(model.dtype());
   const model::Gnn::HaloExchange halo = [this](const at::Tensor& t) { return exchange(t); };
   for (int l = 0; l < model.num_layers(); ++l) h = model.layer_forward_csr(l, h, adj_, degrees_, halo);
+  if (center_) h = centered(h);
   if (categories_ == 0) {  // no released labels: the model's outputs, propagated as configured
     last_steps_ = propagation_steps_;
     return propagation_steps_ == 0 ? h : propagate(h, propagation_steps_);
@@ -243,11 +244,26 @@ void Evaluator::set_label_evidence(std::int64_t categories, double keep_probabil
   choose_steps_ = choose_steps;
 }
 
-void Evaluator::set_propagation(int steps, double alpha) {
+void Evaluator::set_propagation(int steps, double alpha, bool center) {
   if (steps < 0 || !(alpha > 0.0 && alpha < 1.0))
     throw Error("Evaluator::set_propagation: steps must be >= 0 and alpha in (0, 1)", kExitInternal);
   propagation_steps_ = steps;
   propagation_alpha_ = alpha;
+  center_ = center;
+}
+
+at::Tensor Evaluator::centered(const at::Tensor& h) const {
+  // Column sums of the local rows and the local row count, summed over the ranks, in double.
+  const std::int64_t C = h.size(1);
+  const at::Tensor local = h.sum(0).to(torch::kCPU, torch::kFloat64).contiguous();
+  std::vector<double> sums(local.data_ptr<double>(), local.data_ptr<double>() + C);
+  sums.push_back(static_cast<double>(h.size(0)));
+  comm_.allreduce_sum(sums.data(), sums.size());
+  const double nodes = sums.back();
+  sums.pop_back();
+  if (nodes <= 0) return h;
+  const at::Tensor mean = torch::tensor(sums, torch::kFloat64).div_(nodes).to(h.device(), h.scalar_type());
+  return h - mean.unsqueeze(0);
 }
 
 EvalResult Evaluator::evaluate(const model::Gnn& model) { return metrics(model.predict(logits(model)).to(torch::kCPU)); }

@@ -43,8 +43,11 @@ class Evaluator {
   // DPAR's inference (Zhang et al., Sec. 4 "Inference Phase", Eq. 4, after Bojchevski et al.
   // 2020): the model's outputs H, then `steps` power-iteration steps
   // Z <- (1 - alpha) D^{-1} A Z + alpha H over the evaluation graph, one halo exchange each.
-  // 0 steps (the default) = the model's outputs as they are.
-  void set_propagation(int steps, double alpha);
+  // 0 steps (the default) = the model's outputs as they are. `center`: first subtract from
+  // every node's outputs their mean over all nodes of the graph (every rank's), which removes
+  // a common offset per class (dpar.center_outputs; methods/method.h, Propagation).
+  void set_propagation(int steps, double alpha, bool center = false);
+  bool centers_outputs() const { return center_; }
   // Released training labels as evidence (DPAR's label release, methods/dpar_labels.h): a
   // node in `nodes` (dataset ids, sorted) with released label y gets the model's class
   // probabilities times the likelihood of y under k-RR with keep probability q (q at y,
@@ -82,6 +85,8 @@ class Evaluator {
   std::int64_t n_halo_ = 0;
   int propagation_steps_ = 0;
   double propagation_alpha_ = 0.0;
+  bool center_ = false;
+  at::Tensor centered(const at::Tensor& h) const;  // collective: h minus its mean row over all nodes
   at::Tensor propagate(const at::Tensor& h, int steps, const std::vector<int>& record = {},
                        std::vector<at::Tensor>* recorded = nullptr);  // Z after `steps` (and at `record`)
   at::Tensor posterior(const at::Tensor& probabilities, const at::Tensor& rows, const at::Tensor& labels) const;

@@ -180,6 +180,12 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
                         {"train_loss_released", release_loss},
                         {"provenance", prov}};
     if (!priv) j["epsilon"] = nullptr;
+    // The inference power-iteration steps of the final evaluation (chosen on the released
+    // labels when there are any and dpar.choose_steps) and whether the outputs were centred.
+    if (evaluator.last_steps() > 0 || evaluator.centers_outputs()) {
+      j["propagation_steps"] = evaluator.last_steps();
+      j["centered_outputs"] = evaluator.centers_outputs();
+    }
     if (!plan.releases().empty()) {
       // "releases": every pre-training release in order; "release": the first (DPAR's DP-APPR).
       nlohmann::json all = nlohmann::json::array();
@@ -192,9 +198,6 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
       }
       j["release"] = all[0];
       j["releases"] = all;
-      // The inference power-iteration steps of the final evaluation (chosen on the released
-      // labels when there are any and dpar.choose_steps).
-      j["propagation_steps"] = evaluator.last_steps();
       if (evaluator.steps_were_chosen()) outside.push_back("propagation_steps");
       j["occurrence_bound"] = plan.occurrence_bound();
       if (const auto& sub = plan.outer_subsample())

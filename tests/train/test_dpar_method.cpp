@@ -292,10 +292,14 @@ TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
   EXPECT_NO_THROW(dpar_config({"dpar.mechanism=gm", "dpar.appr_fraction=0.3", "dpar.top_k=4", "dpar.alpha=0.1",
                                "dpar.rho=1e-5", "dpar.tolerance=1e-6", "dpar.gm_clip=0.1", "dpar.em_clip=0.01",
                                "dpar.propagation_steps=0", "dpar.graph_sampling_rate=0.09"}));
+  for (const std::string mode : {"never", "always", "multiclass"})
+    EXPECT_NO_THROW(dpar_config({"dpar.center_outputs=" + mode, "dpar.centered_alpha=0.2", "dpar.centered_steps=0"}));
   for (const std::string bad : {"dpar.mechanism=em2", "dpar.appr_fraction=1", "dpar.appr_fraction=0", "dpar.top_k=0",
                                 "dpar.alpha=1", "dpar.rho=0", "dpar.tolerance=-1", "dpar.gm_clip=0", "dpar.em_clip=0",
                                 "dpar.propagation_steps=-1", "dpar.appr_nodes=-1", "dpar.graph_sampling_rate=0",
-                                "dpar.graph_sampling_rate=1.5", "dpar.bogus=1"}) {
+                                "dpar.graph_sampling_rate=1.5", "dpar.center_outputs=sometimes",
+                                "dpar.centered_alpha=0", "dpar.centered_alpha=1", "dpar.centered_steps=-1",
+                                "dpar.bogus=1"}) {
     try {
       dpar_config({bad});
       FAIL() << bad << " was accepted";
@@ -304,6 +308,42 @@ TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << bad << ": " << e.what();
     }
   }
+}
+
+// dpar.center_outputs: multiclass centres single-label data of 3+ classes only (with two the
+// removed offset is the class prior), and centred inference takes its own alpha and steps.
+TEST(DparMethod, CentresTheOutputsOfMulticlassDataOnlyWhenAsked) {
+  const auto& spec = methods::method_spec(Method::kDpar);
+  graph::DatasetMeta meta;
+  const Config cfg = dpar_config({"dpar.center_outputs=multiclass", "dpar.alpha=0.25", "dpar.propagation_steps=4",
+                                  "dpar.centered_alpha=0.1", "dpar.centered_steps=8"});
+  for (std::int64_t classes : {2, 3, 7}) {
+    meta.num_classes = classes;
+    const auto p = spec.propagation(cfg, meta);
+    EXPECT_EQ(p.center, classes >= 3) << classes << " classes";
+    EXPECT_EQ(p.steps, classes >= 3 ? 8 : 4) << classes << " classes";
+    EXPECT_DOUBLE_EQ(p.alpha, classes >= 3 ? 0.1 : 0.25) << classes << " classes";
+  }
+  meta.num_classes = 7;
+  meta.multilabel = true;
+  EXPECT_FALSE(spec.propagation(cfg, meta).center) << "multi-label: no centring";
+  meta.multilabel = false;
+  meta.num_classes = 2;
+  const auto always = spec.propagation(dpar_config({"dpar.center_outputs=always"}), meta);
+  EXPECT_TRUE(always.center);
+  EXPECT_EQ(always.steps, Config{}.dpar.centered_steps);
+  const auto never = spec.propagation(dpar_config({"dpar.center_outputs=never"}), meta);
+  EXPECT_FALSE(never.center);
+  EXPECT_EQ(never.steps, Config{}.dpar.propagation_steps);
+  EXPECT_FALSE(spec.propagation(dpar_config({}), meta).center) << "DPAR's default: no centring";
+  // multiclass and the label release (configs/recommended.yaml from epsilon 6): no centring.
+  meta.num_classes = 7;
+  const Config released = dpar_config({"dpar.center_outputs=multiclass", "dpar.label_fraction=0.5",
+                                       "dpar.label_min_epsilon=3", "privacy.target_epsilon=8"});
+  EXPECT_FALSE(spec.propagation(released, meta).center) << "the label release brings the prior back";
+  const Config below = dpar_config({"dpar.center_outputs=multiclass", "dpar.label_fraction=0.5",
+                                    "dpar.label_min_epsilon=3", "privacy.target_epsilon=4"});
+  EXPECT_TRUE(spec.propagation(below, meta).center) << "epsilon 4: no label release, centred";
 }
 
 TEST(DparOccurrenceBound, CountsTheExamplesHoldingANode) {
@@ -463,6 +503,8 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
     const auto f = testing::read_json(tmp.file("fixed" + h) + "/summary.json");
     EXPECT_EQ(f.at("propagation_steps").get<int>(), 4) << "configs/recommended.yaml's steps";
+    // With the label release configs/recommended.yaml does not centre the outputs.
+    EXPECT_FALSE(f.at("centered_outputs").get<bool>());
     const auto f_outside = f.at("outside_guarantee").get<std::vector<std::string>>();
     EXPECT_EQ(std::find(f_outside.begin(), f_outside.end(), "propagation_steps"), f_outside.end())
         << "the configured steps are a public choice";
@@ -470,6 +512,21 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
   }
   EXPECT_GE(chosen["0.9"], 2);
   EXPECT_GE(acc_chosen["0.9"], acc_fixed["0.9"] - 0.01);
+  // Below epsilon 6 (no label release) configs/recommended.yaml centres these 3-class outputs
+  // and propagates its centred steps.
+  {
+    const std::string g = tmp.file("g0.9.h5"), part = tmp.file("g0.9.r2.h5");
+    const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
+                                               "/configs/recommended.yaml --set data.dataset=" + g +
+                                               " --set data.partition=" + part +
+                                               " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
+                                               " --set train.threads=1 --out " + tmp.file("eps1"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto summary = testing::read_json(tmp.file("eps1") + "/summary.json");
+    EXPECT_TRUE(summary.at("centered_outputs").get<bool>()) << summary.dump();
+    EXPECT_EQ(summary.at("propagation_steps").get<int>(), 8) << summary.dump();
+    EXPECT_FALSE(summary.contains("releases")) << "no release below epsilon 6";
+  }
   // Heterophilous: 4 steps blur (about 0.54 here); the choice takes fewer and gains.
   EXPECT_LT(chosen["0.05"], 4);
   EXPECT_GT(acc_chosen["0.05"], acc_fixed["0.05"] + 0.03);

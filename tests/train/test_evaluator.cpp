@@ -1,11 +1,13 @@
 // Full-neighbourhood evaluation (CSR SpMM, halo exchange): the same logits and the same
 // val/test metrics on 1, 2 and 4 ranks of one 4-part partition, and on 1 rank the logits of
-// the edge-list forward over the whole graph (the inference before the SpMM).
+// the edge-list forward over the whole graph (the inference before the SpMM); the centred
+// outputs (dpar.center_outputs) are the outputs minus their mean over every rank's nodes.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "dpgnn/dist/collectives.h"
@@ -33,7 +35,7 @@ struct Evaluated {
   EvalResult metrics;
 };
 
-Evaluated evaluate_on(int ranks, model::Arch arch) {
+Evaluated evaluate_on(int ranks, model::Arch arch, const std::function<void(Evaluator&)>& setup = {}) {
   const auto& d = testing::TrainerData::get();
   dist::LocalGroup group(ranks);
   std::vector<at::Tensor> parts(ranks);
@@ -44,6 +46,7 @@ Evaluated evaluate_on(int ranks, model::Arch arch) {
     const model::Gnn net(config_for(shard.meta, arch), 7);
     const auto comms = dist::Collectives::over(comm);
     Evaluator ev(shard, comms, c10::kCPU);
+    if (setup) setup(ev);
     parts[comm.rank()] = ev.logits(net);
     begins[comm.rank()] = shard.begin;
     results[comm.rank()] = ev.evaluate(net);
@@ -96,6 +99,34 @@ TEST(Evaluator, EqualsTheEdgeListForwardOverTheWholeGraph) {
     // float32 sums in another order: relative to the logits' scale (GIN sums are large).
     const double scale = std::max(1.0, want.abs().max().item<double>());
     EXPECT_LE((got.logits - want).abs().max().item<double>(), 1e-5 * scale) << model::arch_name(arch);
+  }
+}
+
+TEST(Evaluator, CentredOutputsAreTheOutputsMinusTheirMeanOverEveryRanksNodes) {
+  const Evaluated plain = evaluate_on(1, model::Arch::kGcn);
+  const at::Tensor mean = plain.logits.to(torch::kFloat64).mean(0, true);
+  ASSERT_GT(mean.abs().max().item<double>(), 1e-3) << "the untrained model's outputs have a mean to remove";
+  const at::Tensor want = (plain.logits.to(torch::kFloat64) - mean).to(torch::kFloat32);
+  const auto centre_only = [](Evaluator& ev) { ev.set_propagation(0, 0.5, true); };
+  for (int ranks : {1, 2, 4}) {
+    const Evaluated got = evaluate_on(ranks, model::Arch::kGcn, centre_only);
+    ASSERT_EQ(got.logits.sizes(), want.sizes());
+    EXPECT_LE((got.logits - want).abs().max().item<double>(), 1e-5 * std::max(1.0, want.abs().max().item<double>()))
+        << ranks << " ranks";
+    EXPECT_LE(got.logits.to(torch::kFloat64).mean(0).abs().max().item<double>(), 1e-5) << ranks << " ranks";
+  }
+  // Centred, then propagated: the same on every rank count, and not the uncentred propagation.
+  const auto centre_and_propagate = [](Evaluator& ev) { ev.set_propagation(3, 0.1, true); };
+  const auto propagate_only = [](Evaluator& ev) { ev.set_propagation(3, 0.1, false); };
+  const Evaluated one = evaluate_on(1, model::Arch::kGcn, centre_and_propagate);
+  const Evaluated uncentred = evaluate_on(1, model::Arch::kGcn, propagate_only);
+  EXPECT_GT((one.logits - uncentred.logits).abs().max().item<double>(), 1e-3);
+  for (int ranks : {2, 4}) {
+    const Evaluated many = evaluate_on(ranks, model::Arch::kGcn, centre_and_propagate);
+    EXPECT_LE((many.logits - one.logits).abs().max().item<double>(),
+              1e-5 * std::max(1.0, one.logits.abs().max().item<double>()))
+        << ranks << " ranks";
+    EXPECT_EQ(many.metrics.test, one.metrics.test) << ranks << " ranks";
   }
 }
 

@@ -108,6 +108,17 @@ struct DparSection {
   double label_min_epsilon = 3.0;
   // With released labels: choose the inference steps among 1, 2, 4, 8 on them (Evaluator).
   bool choose_steps = true;
+  // Centre the model's outputs over all nodes before the inference propagation, and then
+  // propagate with centered_alpha and centered_steps instead of alpha and propagation_steps:
+  // never | always | multiclass (single-label datasets with 3 or more classes, and no label
+  // release: the released labels bring the class prior back). The noise of
+  // DP-SGD puts an offset on every class's outputs that the propagation cannot average away
+  // (the features are non-negative, so every node shares their mean direction); centring
+  // removes it, and with it the class prior, which with two classes is most of what a weakly
+  // informed model knows (docs/results.md, "Issue 37: centred outputs").
+  std::string center_outputs = "never";
+  double centered_alpha = 0.1;
+  int centered_steps = 8;
 };
 
 struct Config {

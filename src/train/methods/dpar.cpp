@@ -152,7 +152,17 @@ class Dpar : public MethodSpec {
     if (label_release_on(c)) r.push_back(&labels_);
     return r;
   }
-  int propagation_steps(const Config& c) const override { return c.dpar.propagation_steps; }
+  // dpar.center_outputs: the outputs centred over the nodes, then the centred propagation
+  // (docs/results.md, "Issue 37: centred outputs"); otherwise the paper's (Sec. 4, Eq. 4).
+  // multiclass: not with the label release, whose released labels give inference the class
+  // prior back (and where, from epsilon 6, the noise's offsets are small).
+  Propagation propagation(const Config& c, const graph::DatasetMeta& meta) const override {
+    const bool center = c.dpar.center_outputs == "always" ||
+                        (c.dpar.center_outputs == "multiclass" && !meta.multilabel && meta.num_classes >= 3 &&
+                         !label_release_on(c));
+    if (center) return {c.dpar.centered_steps, c.dpar.centered_alpha, true};
+    return {c.dpar.propagation_steps, c.dpar.alpha, false};
+  }
 
  private:
   DparRelease appr_;

@@ -159,7 +159,12 @@ class MethodSpec {
   // default: none).
   virtual std::vector<const PreTrainingRelease*> pre_training_releases(const Config&) const { return {}; }
   // Post-processing applied at evaluation (DPAR: power iteration); 0 steps = none.
-  virtual int propagation_steps(const Config&) const { return 0; }
+  struct Propagation {
+    int steps = 0;          // power-iteration steps, 0 = the model's outputs as they are
+    double alpha = 0.25;    // teleport probability
+    bool center = false;    // centre the outputs over all nodes first (Evaluator::set_propagation)
+  };
+  virtual Propagation propagation(const Config&, const graph::DatasetMeta&) const { return {}; }
 };
 
 // Every registered method, in the order --help lists them.

@@ -178,8 +178,8 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   // ---- the model ---------------------------------------------------------------------------------
   ModelState state(cfg, meta, device);
   Evaluator evaluator(shard, comms, device);
-  if (const auto p = spec.propagation(cfg, meta); p.steps > 0 || p.center)
-    evaluator.set_propagation(p.steps, p.alpha, p.center);
+  const auto propagation = spec.propagation(cfg, meta);
+  evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center);
   plan.make_grid(state.net.num_parameters(), epochs.m());
   if (rank == 0 && plan.is_private())
     spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "

@@ -12,7 +12,8 @@
 #   5. clip     bench_clipping --mode pair --device cuda: the DP step over the non-private one
 #   6. cost     bench/cost_of_privacy.sh on the GPU: DRW vs the non-private GCN, same batch, at
 #               the 60,000-node Reddit-like setup (width 256, batch 2,000, walk 16): steps/s
-#               private and non-private, and (DEBUG=1) the medians of every step stage
+#               private and non-private, over the whole run and after its first step (which
+#               carries the process's one-time CUDA start, 0.3-0.4 s on an H200), and (DEBUG=1) the medians of every step stage
 #               (batch, gradient and its parts, grid and noise, all-reduce, optimizer), recorded
 #               in the summary as the `stages` line (issue 38)
 #   7. host-gather  the same DRW/GCN pair with train.features_on_device: never (the batch's rows

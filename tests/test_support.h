@@ -11,6 +11,10 @@
 #include <random>
 #include <string>
 
+// By its path from here: some test binaries (test_install, test_launch) link no dpgnn library and
+// have no include/ on their include path.
+#include "../include/dpgnn/util/remove_tree.h"
+
 namespace dpgnn::testing {
 
 // A fresh directory under the system temp dir, removed when the object goes away.
@@ -24,7 +28,7 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    dpgnn::remove_tree(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -27,6 +27,7 @@
 #include "dpgnn/util/error.h"
 #include "methods/method.h"
 #include "dpgnn/util/hdf5.h"
+#include "dpgnn/util/remove_tree.h"
 #include "dpgnn/util/secure_rng.h"
 
 namespace dpgnn::train {
@@ -443,7 +444,7 @@ AuditResult run_audit(const Config& cfg, const AuditOptions& opt, const dist::Co
   if (!opt.keep_data)
     on_rank0(comm, [&] {
       std::error_code ec;
-      fs::remove_all(data_dir, ec);
+      remove_tree(data_dir, ec);
       if (ec) spdlog::warn("audit: could not remove the scratch data {}: {}", data_dir.string(), ec.message());
     });
   return res;

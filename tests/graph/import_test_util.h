@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "dpgnn/util/remove_tree.h"
+
 namespace dpgnn::test {
 
 class TempDir {
@@ -20,7 +22,7 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    dpgnn::remove_tree(path_, ec);
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
   const std::filesystem::path& path() const { return path_; }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dpgnn/util/remove_tree.h"
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/graph/synth.h"
 #include "dpgnn/graph/validate.h"
@@ -34,7 +35,7 @@ class ScratchDir {
   }
   ~ScratchDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    dpgnn::remove_tree(path_, ec);
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 

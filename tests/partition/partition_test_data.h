@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "dpgnn/util/remove_tree.h"
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/graph/graph_builder.h"
 
@@ -83,7 +84,7 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    dpgnn::remove_tree(path_, ec);
   }
   std::string file(const std::string& name) const { return path_ + "/" + name; }
 

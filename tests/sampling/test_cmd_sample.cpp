@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "dpgnn/util/remove_tree.h"
 #include "dpgnn/graph/dataset.h"
 #include "dpgnn/partition/partition_file.h"
 #include "dpgnn/partition/partition_writer.h"
@@ -45,7 +46,10 @@ class TempDir {
                                          std::to_string(counter_++));
     fs::create_directories(path_);
   }
-  ~TempDir() { fs::remove_all(path_); }
+  ~TempDir() {
+    std::error_code ec;
+    dpgnn::remove_tree(path_, ec);
+  }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:

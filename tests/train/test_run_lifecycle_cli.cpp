@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dpgnn/util/remove_tree.h"
 #include "trainer_fixture.h"
 
 namespace dpgnn::train {
@@ -310,7 +311,11 @@ TEST(RunLifecycle, NoCombinationOfLostFilesRedrawsTheLabelRelease) {
     fs::copy(killed_dir, run, fs::copy_options::recursive);
     for (std::size_t i = 0; i < losable.size(); ++i)
       if (mask & (1u << i)) {
-        fs::remove_all(run + "/" + losable[i]);
+        {
+          std::error_code ec;
+          dpgnn::remove_tree(run + "/" + losable[i], ec);
+          ASSERT_FALSE(ec) << ec.message();
+        }
         lost += losable[i] + " ";
       }
     const bool ledger_lost = mask & 1u, secret_lost = mask & 6u, releases_lost = mask & 8u;

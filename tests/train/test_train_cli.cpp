@@ -66,7 +66,9 @@ TEST(TrainCli, OnePartitionFileGivesTheSameModelAndEpsilonOn1_2And4MpiRanks) {
 }
 
 // device: cuda trains on the GPU with the gradient all-reduce and halo rows over NCCL, and
-// ends where the CPU run ends (the noise is drawn on the host from the same pinned seed).
+// ends where the CPU run ends (the noise is drawn on the host from the same pinned seed), both
+// with the shard's features kept on the GPU (the default) and gathered on the host into pinned
+// buffers (train.features_on_device: never).
 TEST(TrainCli, OnAGpuTheRunUsesNcclAndMatchesTheCpuRun) {
   if (!dist::built_with_nccl()) GTEST_SKIP() << "needs a build with CUDA and NCCL (DPGNN_WITH_NCCL=ON)";
   const std::string no_gpu = dist::cuda_unavailable_reason();
@@ -75,24 +77,34 @@ TEST(TrainCli, OnAGpuTheRunUsesNcclAndMatchesTheCpuRun) {
   std::vector<std::vector<float>> params;
   std::vector<nlohmann::json> summaries;
   std::vector<std::string> names;
-  for (const std::string device : {"cpu", "cuda"}) {
-    const std::string cfg = write_config(tmp, device + ".yaml", "device: " + device + "\n");
-    const std::string out = tmp.file("run-" + device);
-    const CommandResult r = run_command(mpiexec(1) + "train --config " + cfg + " --out " + out);
+  const std::vector<std::pair<std::string, std::string>> runs{
+      {"cpu", "feature rows gathered on the host"},
+      {"cuda", "feature rows gathered on cuda:0 from the shard's features kept there"},
+      {"cuda-pinned", "feature rows gathered on the host into pinned buffers"}};
+  for (const auto& [name, gather] : runs) {
+    const std::string device = name == "cpu" ? "cpu" : "cuda";
+    const std::string cfg = write_config(tmp, name + ".yaml", "device: " + device + "\n");
+    const std::string out = tmp.file("run-" + name);
+    const std::string pinned = name == "cuda-pinned" ? " --set train.features_on_device=never" : "";
+    const CommandResult r = run_command(mpiexec(1) + "train --config " + cfg + pinned + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(device == "cpu" ? "device cpu: gradients all-reduced over mpi"
                                             : "device cuda:0: gradients all-reduced over nccl"),
               std::string::npos)
         << r.output;
+    EXPECT_NE(r.output.find(gather), std::string::npos) << name << ": " << r.output;
     if (names.empty()) names = testing::model_parameter_names(out + "/model.h5");
     params.push_back(testing::read_model(out + "/model.h5", names));
     summaries.push_back(testing::read_json(out + "/summary.json"));
   }
-  EXPECT_EQ(summaries[0].at("steps"), summaries[1].at("steps"));
-  EXPECT_EQ(summaries[0].at("epsilon").get<double>(), summaries[1].at("epsilon").get<double>());
-  // Float sums in another order on the GPU: close, not identical.
-  EXPECT_LT(max_relative_difference(params[0], params[1]), 1e-2);
-  EXPECT_NEAR(summaries[0].at("test_accuracy").get<double>(), summaries[1].at("test_accuracy").get<double>(), 0.05);
+  for (std::size_t gpu : {1, 2}) {
+    EXPECT_EQ(summaries[0].at("steps"), summaries[gpu].at("steps")) << runs[gpu].first;
+    EXPECT_EQ(summaries[0].at("epsilon").get<double>(), summaries[gpu].at("epsilon").get<double>()) << runs[gpu].first;
+    // Float sums in another order on the GPU: close, not identical.
+    EXPECT_LT(max_relative_difference(params[0], params[gpu]), 1e-2) << runs[gpu].first;
+    EXPECT_NEAR(summaries[0].at("test_accuracy").get<double>(), summaries[gpu].at("test_accuracy").get<double>(), 0.05)
+        << runs[gpu].first;
+  }
 }
 
 // DPGNN_GPU_COLLECTIVES picks how a GPU run's buffers travel (nccl, or mpi through host

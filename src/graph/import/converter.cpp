@@ -21,6 +21,7 @@
 
 #include "dpgnn/graph/import/raw_hdf5.h"
 #include "dpgnn/util/error.h"
+#include "dpgnn/util/remove_tree.h"
 
 extern char** environ;
 
@@ -50,7 +51,7 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    fs::remove_all(path_, ec);
+    remove_tree(path_, ec);
   }
   const fs::path& path() const { return path_; }
 

@@ -55,8 +55,10 @@ DATA="${DATASET:-$WORK/reddit60k.h5}"
 if [ -n "${DATASET:-}" ]; then
   [ -f "$DATA" ] || { echo "cost_of_privacy.sh: DATASET '$DATA' is not a file" >&2; exit 2; }
 elif [ ! -f "$DATA" ]; then
-  "$BIN" synth --nodes 60000 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 --seed 1 \
-    --inductive --train-frac 0.66 --val-frac 0.1 --name reddit60k --out "$DATA" >&2
+  # shellcheck source=bench/user_shapes.sh
+  source "$HERE/user_shapes.sh"
+  # shellcheck disable=SC2086
+  "$BIN" synth ${SYNTH[reddit60k]} --out "$DATA" >&2
 fi
 
 SETS=(--set "data.dataset=$DATA" --set "model.hidden=$WIDTH" --set "train.batch_size=$BATCH"

@@ -19,8 +19,10 @@ EXTRA=${EXTRA:-}
 mkdir -p "$WORK"
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS DPGNN_PROGRESS=0
 DATA="$WORK/reddit60k.h5"
-[ -f "$DATA" ] || "$BIN" synth --nodes 60000 --avg-degree 490 --classes 41 --features 602 --homophily 0.8 \
-  --seed 1 --inductive --train-frac 0.66 --val-frac 0.1 --name reddit60k --out "$DATA" >&2
+# shellcheck source=bench/user_shapes.sh
+source "$HERE/user_shapes.sh"
+# shellcheck disable=SC2086
+[ -f "$DATA" ] || "$BIN" synth ${SYNTH[reddit60k]} --out "$DATA" >&2
 load() { cut -d' ' -f1 /proc/loadavg; }
 run() {  # run METHOD WIDTH -> steps/s
   local dir="$WORK/fixed-$1-$2"

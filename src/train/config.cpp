@@ -157,6 +157,12 @@ const std::vector<Field>& fields() {
       DPGNN_NUM("train.ema", train.ema, double, "number",
                 "evaluate and save an exponential moving average of the parameters with this decay "
                 "(post-processing: no privacy cost); 0 = off"),
+      DPGNN_STR("train.model_selection", train.model_selection,
+                "last | best_val: the model evaluated at the end and saved is the last one, or the one of the "
+                "evaluation (every train.eval_every steps, and the last) with the best validation metric, as "
+                "early stopping does. best_val reads the validation labels, so a private method that uses it "
+                "says private: false; gcn's default. The choice is kept in memory: a resumed run chooses among the "
+                "evaluations it made since it resumed"),
       DPGNN_NUM("train.keep_checkpoint", train.keep_checkpoint, bool, "boolean",
                 "keep checkpoint.h5 when the run finishes (it is removed by default: a finished run has nothing to "
                 "resume, and model.h5 holds the result)"),
@@ -383,6 +389,8 @@ void validate(const Config& c) {
               c.train.features_on_device == "never",
           f, "train.features_on_device", "must be auto, always or never, got '" + c.train.features_on_device + "'");
   require(c.train.ema >= 0 && c.train.ema < 1, f, "train.ema", "must be in [0, 1)");
+  require(c.train.model_selection == "last" || c.train.model_selection == "best_val", f, "train.model_selection",
+          "must be last or best_val, got '" + c.train.model_selection + "'");
   require(std::isfinite(c.privacy.target_epsilon) && c.privacy.target_epsilon > 0, f, "privacy.target_epsilon",
           "must be > 0");
   require(c.privacy.delta > 0 && c.privacy.delta < 1, f, "privacy.delta", "must be in (0, 1)");

@@ -85,12 +85,32 @@ void RunOutputs::evaluate(std::int64_t completed, ModelState& state, Evaluator& 
   const auto start = std::chrono::steady_clock::now();
   state.with_average([&] { last_eval_ = evaluator.evaluate(state.net); });
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  consider_for_selection(completed, state);
   if (rank_ != 0) return;
   const std::string key = multilabel_ ? "f1_micro" : "accuracy";
   metrics({{"step", completed}, {"val_" + key, last_eval_.val}, {"test_" + key, last_eval_.test},
            {"epsilon", plan.epsilon_bound()}});
   spdlog::info("step {}: val {} {:.4f}, test {} {:.4f}{} (evaluation {:.2f} s)", completed, key, last_eval_.val, key,
                last_eval_.test, plan.is_private() ? fmt::format(", epsilon {:.4f}", plan.epsilon_bound()) : "", secs);
+}
+
+void RunOutputs::consider_for_selection(std::int64_t completed, ModelState& state) {
+  // Every rank holds the same all-reduced metrics, so every rank keeps the same evaluation.
+  if (cfg_.train.model_selection != "best_val" || (best_step_ >= 0 && !(last_eval_.val > best_eval_.val))) return;
+  best_step_ = completed;
+  best_eval_ = last_eval_;
+  state.with_average([&] { best_parameters_ = state.net.flatten(); });
+}
+
+void RunOutputs::restore_selected(ModelState& state) {
+  if (best_step_ < 0) return;
+  c10::NoGradGuard no_grad;
+  if (state.ema.defined()) {
+    state.ema.copy_(best_parameters_);  // the model saved is the average (with_average)
+  } else {
+    state.net.unflatten(best_parameters_);
+  }
+  last_eval_ = best_eval_;
 }
 
 void RunOutputs::checkpoint(std::int64_t completed, const ModelState& state) {
@@ -119,6 +139,13 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
                                 std::chrono::steady_clock::time_point t_start) {
   evaluate(loop.step, state, evaluator, plan);
   checkpoint(loop.step, state);  // until the end record is written, a crash resumes from here
+  // train.model_selection best_val: the saved model and the summary's metrics are the best
+  // evaluation's (the checkpoint above keeps the last state, which a resume continues from).
+  restore_selected(state);
+  if (rank_ == 0 && best_step_ >= 0)
+    spdlog::info("model selection: keeping the model of step {} (val {} {:.4f}, the best of the evaluations{})",
+                 best_step_, multilabel_ ? "f1_micro" : "accuracy", best_eval_.val,
+                 best_step_ == loop.step ? ": the last" : "");
   const bool priv = plan.is_private();
   TrainSummary s;
   s.method = cfg_.method;
@@ -148,6 +175,7 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
     const bool release_loss = !priv || cfg_.train.log_train_loss;
     // The fields below computed from private data without noise (docs/privacy.md section 6).
     std::vector<std::string> outside = {"test_" + key, "val_" + key, "wall_seconds", "steps_per_second"};
+    if (best_step_ >= 0) outside.push_back("selected_step");  // chosen on the validation labels
     nlohmann::json j = {{"method", s.method},
                         {"epsilon", s.epsilon},
                         {"delta", s.delta},
@@ -180,6 +208,8 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
                         {"train_loss_released", release_loss},
                         {"provenance", prov}};
     if (!priv) j["epsilon"] = nullptr;
+    // train.model_selection best_val: the step whose model (and metrics above) the run kept.
+    if (best_step_ >= 0) j["selected_step"] = best_step_;
     // The inference power-iteration steps of the final evaluation (chosen on the released
     // labels when there are any and dpar.choose_steps) and whether the outputs were centred.
     if (evaluator.last_steps() > 0 || evaluator.centers_outputs()) {

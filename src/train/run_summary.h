@@ -65,6 +65,16 @@ class RunOutputs {
   std::unique_ptr<std::ofstream> metrics_csv_;  // metrics.jsonl's lines as rows of fixed columns
   std::vector<std::string> csv_columns_;
   EvalResult last_eval_;
+  // train.model_selection best_val: the evaluated parameters (averaged when train.ema is on) of the
+  // evaluation with the best validation metric so far, its step and result; kept in memory only
+  // (a resumed run chooses among the evaluations it made since it resumed).
+  at::Tensor best_parameters_;
+  std::int64_t best_step_ = -1;
+  EvalResult best_eval_;
+  // Collective: keeps the evaluation just made when it is the best so far.
+  void consider_for_selection(std::int64_t completed, ModelState& state);
+  // Collective: puts the kept parameters in the model (or its average) before it is saved.
+  void restore_selected(ModelState& state);
 };
 
 TrainSummary dry_run_summary(const Config& cfg, const methods::MethodSpec& spec, const PrivacyPlan& plan,

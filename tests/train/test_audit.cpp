@@ -76,7 +76,7 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   // The last iterate, unregularised, at lr 0.01, as before gcn's defaults gained weight decay,
   // the parameter average and a smaller learning rate (docs/configs.md, "Method defaults"): the
   // open run this test measures.
-  gcn.insert(gcn.end(), {"train.ema=0", "train.weight_decay=0", "train.lr=0.01"});
+  gcn.insert(gcn.end(), {"train.ema=0", "train.weight_decay=0", "train.lr=0.01", "train.model_selection=last"});
   const AuditResult open = audit_in_process(base_config(gcn), tmp.file("gcn"), 2, n);
   // The scratch dataset with its canaries is removed; the run and the results stay.
   EXPECT_FALSE(std::filesystem::exists(tmp.file("gcn") + "/data"));

@@ -37,6 +37,7 @@ TEST(Config, TheNonPrivateGcnDefaultsToWeightDecayAndTheParameterAverageWhichAFi
   EXPECT_DOUBLE_EQ(c.train.weight_decay, 5e-4);
   EXPECT_DOUBLE_EQ(c.train.ema, 0.99);
   EXPECT_DOUBLE_EQ(c.train.lr, 0.005);
+  EXPECT_EQ(c.train.model_selection, "best_val");
   EXPECT_EQ(c.train.max_steps, 1000);  // the rest stays the table's
   EXPECT_EQ(c.model.hidden, 256);
   const Config file =
@@ -51,6 +52,7 @@ TEST(Config, TheNonPrivateGcnDefaultsToWeightDecayAndTheParameterAverageWhichAFi
   EXPECT_DOUBLE_EQ(mlp.train.weight_decay, 0.0);
   EXPECT_DOUBLE_EQ(mlp.train.ema, 0.0);
   EXPECT_DOUBLE_EQ(mlp.train.lr, 0.01);
+  EXPECT_EQ(mlp.train.model_selection, "last");
 }
 
 TEST(Config, CudaDeviceIndexIsTheNumberOfCudaNElseMinusOne) {
@@ -119,6 +121,21 @@ TEST(Config, RejectsOutOfRangeValues) {
 }
 
 TEST(Config, RequiresADataset) { expect_config_error("method: drw\n", "data.dataset", "required"); }
+
+// train.model_selection: last by default, best_val for the non-private GCN (its defaults); best_val
+// reads the validation labels, so a private method that uses it is not private.
+TEST(Config, ModelSelectionIsLastOrBestValAndBestValIsOutsideTheGuarantee) {
+  expect_config_error("data: {dataset: d.h5}\ntrain: {model_selection: best}\n", "train.model_selection",
+                      "must be last or best_val, got 'best'");
+  const Config drw = parse_config("data: {dataset: d.h5}\n", "x.yaml", {});
+  EXPECT_EQ(drw.train.model_selection, "last");
+  EXPECT_TRUE(run_is_private(drw));
+  const Config chosen = parse_config("data: {dataset: d.h5}\ntrain: {model_selection: best_val}\n", "x.yaml", {});
+  EXPECT_FALSE(run_is_private(chosen));
+  const std::vector<std::string> why = reasons_not_private(chosen);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_NE(why[0].find("train.model_selection: best_val"), std::string::npos) << why[0];
+}
 
 // A syntax error names the file, line and column (file:line:column, counted from 1).
 TEST(Config, RejectsInvalidYamlWithLineAndColumn) {

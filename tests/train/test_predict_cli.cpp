@@ -83,6 +83,53 @@ TEST(PredictCli, ReproducesTheRunsTestAccuracyExactlyOn1And2Ranks) {
   EXPECT_NE(none.output.find("does not exist"), std::string::npos) << none.output;
 }
 
+// The non-private GCN keeps the model of its evaluation with the best validation accuracy
+// (train.model_selection: best_val, its default): summary.json names that step and holds that
+// evaluation's metrics, and predict on model.h5 reproduces them (the saved model is that one).
+// With model_selection last the run keeps its last model, as before.
+TEST(PredictCli, AGcnRunKeepsTheModelOfItsBestValidationEvaluation) {
+  dpgnn::testing::TempDir tmp;
+  const auto& d = testing::TrainerData::get();
+  const std::string cfg = tmp.file("gcn.yaml");
+  std::ofstream(cfg) << "method: gcn\ndata: {dataset: " << d.dataset << ", partition: " << d.partition
+                     << "}\nmodel: {hidden: 16}\ntrain: {max_steps: 40, eval_every: 5, seed: 3, lr: 0.05, "
+                        "threads: 1}\n";
+  for (const std::string selection : {"best_val", "last"}) {
+    const std::string run = tmp.file("run-" + selection);
+    const CommandResult t = run_command(mpiexec(2) + "train --config " + cfg + " --set train.model_selection=" +
+                                        selection + " --out " + run);
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    const nlohmann::json summary = testing::read_json(run + "/summary.json");
+    // The evaluations, in order (the last step's is logged twice: in the loop and at the end).
+    std::vector<nlohmann::json> evals;
+    std::ifstream metrics(run + "/metrics.jsonl");
+    for (std::string line; std::getline(metrics, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.contains("val_accuracy")) evals.push_back(j);
+    }
+    ASSERT_GE(evals.size(), 8u) << selection;
+    if (selection == "best_val") {
+      std::size_t best = 0;  // the first evaluation with the highest validation accuracy
+      for (std::size_t i = 1; i < evals.size(); ++i)
+        if (evals[i]["val_accuracy"].get<double>() > evals[best]["val_accuracy"].get<double>()) best = i;
+      ASSERT_TRUE(summary.contains("selected_step")) << summary.dump();
+      EXPECT_EQ(summary["selected_step"].get<std::int64_t>(), evals[best]["step"].get<std::int64_t>());
+      EXPECT_EQ(summary["val_accuracy"].get<double>(), evals[best]["val_accuracy"].get<double>());
+      EXPECT_EQ(summary["test_accuracy"].get<double>(), evals[best]["test_accuracy"].get<double>());
+      EXPECT_NE(t.output.find("model selection: keeping the model of step"), std::string::npos) << t.output;
+    } else {
+      EXPECT_FALSE(summary.contains("selected_step")) << summary.dump();
+      EXPECT_EQ(summary["val_accuracy"].get<double>(), evals.back()["val_accuracy"].get<double>());
+    }
+    const CommandResult p = run_command(mpiexec(2) + "predict --run " + run + " --json");
+    ASSERT_EQ(p.exit_code, 0) << p.output;
+    const nlohmann::json j = last_json(p.output);
+    ASSERT_TRUE(j.is_object()) << p.output;
+    EXPECT_EQ(j["test_accuracy"].get<double>(), summary["test_accuracy"].get<double>()) << selection;
+    EXPECT_EQ(j["val_accuracy"].get<double>(), summary["val_accuracy"].get<double>()) << selection;
+  }
+}
+
 // A run started with relative data paths records them resolved, so that predict, privacy
 // --ledger and train --resume work from another directory.
 TEST(PredictCli, ARunWorksFromAnotherDirectory) {

@@ -57,6 +57,9 @@ struct TrainSection {
   int threads = 0;                      // compute threads per rank; 0 = cores / local ranks
   std::string features_on_device = "auto";  // auto | always | never (train/feature_store.h)
   double ema = 0.0;                     // decay of the parameter average used for evaluation; 0 = off
+  // last | best_val: the model saved is the last one, or the one of the evaluation with the best
+  // validation metric (reads the validation labels: outside the privacy guarantee)
+  std::string model_selection = "last";
   bool log_train_loss = false;          // release the batch loss (private labels, no noise): not private
   bool keep_checkpoint = false;         // keep checkpoint.h5 after the run finishes
 };

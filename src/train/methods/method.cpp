@@ -160,6 +160,8 @@ std::vector<std::string> reasons_not_private(const Config& c) {
     why.push_back("privacy.noise_seed is pinned: the noise and the batches follow from the config");
   if (c.train.log_train_loss)
     why.push_back("train.log_train_loss releases the training loss on private labels without noise");
+  if (c.train.model_selection == "best_val")
+    why.push_back("train.model_selection: best_val chooses the saved model by the validation labels, without noise");
   if (auto own = spec.outside_guarantee(c)) why.push_back(*own);
   return why;
 }

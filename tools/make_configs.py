@@ -438,6 +438,7 @@ def pin_paper_keys(body):
     model.setdefault("input_norm", "none")
     train.setdefault("weight_decay", 0.0)
     train.setdefault("ema", 0.0)
+    train.setdefault("model_selection", "last")  # the model of the last step, not of the best validation
     return body
 
 

@@ -94,8 +94,7 @@ YAML::Node yaml_value(const T& v) {
         },                                                                                    \
         [](const Config& c) { return c.MEMBER ? yaml_value(*c.MEMBER) : YAML::Node(YAML::NodeType::Null); }}
 
-// The samplers' and DPAR's keys, which fields() lists after the general ones (two functions: one
-// table of every key would be longer than a function should be).
+// The samplers' and DPAR's keys, which fields() lists after the general ones.
 std::vector<Field> sampler_and_dpar_fields() {
   return {
       DPGNN_NUM("sampler.walk_length", sampler.walk_length, int, "integer", "random-walk length L, >= 1"),
@@ -159,102 +158,109 @@ std::vector<Field> sampler_and_dpar_fields() {
   };
 }
 
+// The general keys: method, data, model, train, privacy.
+std::vector<Field> general_fields() {
+  return {
+      DPGNN_STR("method", method,
+                "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), split (graph-split "
+                "DP-GCN), dpar (DP-APPR + DP-SGD, node-level), dp-mlp, gcn | mlp (non-private)"),
+      DPGNN_STR("device", device, "cpu, cuda or cuda:N (a rank uses its local rank's GPU when just cuda)"),
+      DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
+      DPGNN_STR("data.partition", data.partition,
+                "partition file from `dpgnn partition`; empty = the dataset as one part (one rank)"),
+      Field{"data.prepare", "list of strings", "[]",
+            "the dpgnn import/partition commands (without \"dpgnn\") that make data.dataset and data.partition; "
+            "`dpgnn prepare --config` runs them, skipping files that exist and verify",
+            [](Config& c, const YAML::Node& n, const std::string& f) {
+              c.data.prepare.clear();
+              if (n.IsNull()) return;
+              if (!n.IsSequence())
+                throw ConfigError(f, "data.prepare", "expected a list of commands, e.g. [\"import npz --file F --out D.h5\"]");
+              for (std::size_t i = 0; i < n.size(); ++i)
+                c.data.prepare.push_back(scalar_as<std::string>(n[i], f, "data.prepare", "a command (string)"));
+            },
+            [](const Config& c) {
+              YAML::Node list(YAML::NodeType::Sequence);
+              for (const auto& cmd : c.data.prepare) list.push_back(cmd);
+              return list;
+            }},
+      DPGNN_STR("model.arch", model.arch, "gcn | sage | gin | mlp (mlp and dp-mlp always use mlp)"),
+      DPGNN_NUM("model.layers", model.layers, int, "integer", "number of GNN layers, 1..3"),
+      DPGNN_NUM("model.hidden", model.hidden, int, "integer", "hidden width, >= 1"),
+      DPGNN_STR("model.activation", model.activation, "relu | tanh"),
+      DPGNN_NUM("model.dropout", model.dropout, double, "number", "dropout probability in [0, 1)"),
+      DPGNN_STR("model.input_norm", model.input_norm,
+                "none | l2: divide each node's feature row by its Euclidean norm before the model reads it (training, "
+                "evaluation, prediction); per-node preprocessing, no privacy cost"),
+      DPGNN_NUM("model.bias", model.bias, bool, "boolean",
+                "a bias per linear map; false (mlp architecture only: mlp, dp-mlp, dpar) leaves it out, so no noise "
+                "lands on a class offset that propagation at inference cannot average away (docs/models.md)"),
+      DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
+                "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r, drw-d (each "
+                "re-sampling epoch's M) and split all M while M <= 4096 (a full batch), else min(256, M/2); dpar all "
+                "M; the others min(256, M/2)"),
+      DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
+      DPGNN_STR("train.optimizer", train.optimizer, "adam | sgd"),
+      DPGNN_NUM("train.momentum", train.momentum, double, "number", "SGD momentum in [0, 1)"),
+      DPGNN_NUM("train.weight_decay", train.weight_decay, double, "number", "L2 weight decay, >= 0"),
+      DPGNN_NUM("train.max_steps", train.max_steps, std::int64_t, "integer",
+                "stop after this many steps (private runs also stop before exceeding the target epsilon)"),
+      DPGNN_NUM("train.seed", train.seed, std::uint64_t, "integer",
+                "public seed of the initial weights, the random walks and dropout (not of the batches or the noise: "
+                "those come from secrets, docs/privacy.md)"),
+      DPGNN_NUM("train.eval_every", train.eval_every, std::int64_t, "integer",
+                "evaluate on val/test every k steps (0 = only at the end)"),
+      DPGNN_NUM("train.checkpoint_every", train.checkpoint_every, std::int64_t, "integer",
+                "write a checkpoint every k steps (0 = only at the end)"),
+      DPGNN_NUM("train.threads", train.threads, int, "integer",
+                "compute threads per rank (LibTorch and OpenBLAS together); 0 = OMP_NUM_THREADS if set, else cores / local "
+                "ranks"),
+      DPGNN_STR("train.features_on_device", train.features_on_device,
+                "auto | always | never: keep the shard's feature rows in the model device's memory and gather each "
+                "batch's rows there (auto: on a GPU when they take at most half its free memory, else gathered on "
+                "the host into pinned buffers; on the CPU always gathered on the host). Changes speed, not results"),
+      DPGNN_NUM("train.ema", train.ema, double, "number",
+                "evaluate and save an exponential moving average of the parameters with this decay "
+                "(post-processing: no privacy cost); 0 = off"),
+      DPGNN_STR("train.model_selection", train.model_selection,
+                "last | best_val: the model evaluated at the end and saved is the last one, or the one of the "
+                "evaluation (every train.eval_every steps, and the last) with the best validation metric, as "
+                "early stopping does. best_val reads the validation labels, so a private method that uses it "
+                "says private: false; gcn's default. The choice is kept in memory: a resumed run chooses among the "
+                "evaluations it made since it resumed"),
+      DPGNN_NUM("train.keep_checkpoint", train.keep_checkpoint, bool, "boolean",
+                "keep checkpoint.h5 when the run finishes (it is removed by default: a finished run has nothing to "
+                "resume, and model.h5 holds the result)"),
+      DPGNN_NUM("train.log_train_loss", train.log_train_loss, bool, "boolean",
+                "write each step's training loss to metrics.jsonl and the progress line; the loss is computed on "
+                "private labels without noise, so a private run that logs it says private: false"),
+      DPGNN_NUM("privacy.target_epsilon", privacy.target_epsilon, double, "number",
+                "stop before a step would exceed it; > 0"),
+      DPGNN_NUM("privacy.delta", privacy.delta, double, "number", "delta in (0, 1)"),
+      DPGNN_OPT("privacy.noise_multiplier", privacy.noise_multiplier, double, "number",
+                "sigma / sensitivity (docs/privacy.md); null = calibrate to target_epsilon over train.max_steps"),
+      DPGNN_NUM("privacy.clip_norm", privacy.clip_norm, double, "number",
+                "per-subgraph gradient clipping threshold C, > 0"),
+      DPGNN_STR("privacy.clipping", privacy.clipping,
+                "flat (one threshold C over all parameters) | per-layer (C / sqrt(L) per layer, total bound C; "
+                "Daigavane et al. Sec. 6)"),
+      DPGNN_OPT("privacy.noise_seed", privacy.noise_seed, std::uint64_t, "integer",
+                "pins the noise and batch secrets (derived from it): reproducible, and then the run is NOT private "
+                "(private: false); null = 256-bit secrets from the OS"),
+      DPGNN_NUM("privacy.worst_case", privacy.worst_case, bool, "boolean",
+                "account with the paper's M_min = ceil(N/(1+R*L)) instead of the realised M"),
+      DPGNN_STR("privacy.conversion", privacy.conversion, "RDP to (epsilon, delta): balle | mironov"),
+      DPGNN_STR("privacy.accountant", privacy.accountant,
+                "pld (privacy loss distributions where a dominating pair is proven, else RDP; the smaller valid "
+                "bound) | rdp (docs/privacy.md section 3a); calibration and stopping use it"),
+  };
+}
+
+// Every key, in the order --help-config lists them (two tables: one would be longer than a
+// function should be).
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = [] {
-    std::vector<Field> all = {
-        DPGNN_STR("method", method,
-                  "drw | drw-r | drw-d (random-walk DP-GNN), dpgnn (node-level DP-GNN baseline), split (graph-split "
-                  "DP-GCN), dpar (DP-APPR + DP-SGD, node-level), dp-mlp, gcn | mlp (non-private)"),
-        DPGNN_STR("device", device, "cpu, cuda or cuda:N (a rank uses its local rank's GPU when just cuda)"),
-        DPGNN_STR("data.dataset", data.dataset, "dataset HDF5 file (required)"),
-        DPGNN_STR("data.partition", data.partition,
-                  "partition file from `dpgnn partition`; empty = the dataset as one part (one rank)"),
-        Field{"data.prepare", "list of strings", "[]",
-              "the dpgnn import/partition commands (without \"dpgnn\") that make data.dataset and data.partition; "
-              "`dpgnn prepare --config` runs them, skipping files that exist and verify",
-              [](Config& c, const YAML::Node& n, const std::string& f) {
-                c.data.prepare.clear();
-                if (n.IsNull()) return;
-                if (!n.IsSequence())
-                  throw ConfigError(f, "data.prepare", "expected a list of commands, e.g. [\"import npz --file F --out D.h5\"]");
-                for (std::size_t i = 0; i < n.size(); ++i)
-                  c.data.prepare.push_back(scalar_as<std::string>(n[i], f, "data.prepare", "a command (string)"));
-              },
-              [](const Config& c) {
-                YAML::Node list(YAML::NodeType::Sequence);
-                for (const auto& cmd : c.data.prepare) list.push_back(cmd);
-                return list;
-              }},
-        DPGNN_STR("model.arch", model.arch, "gcn | sage | gin | mlp (mlp and dp-mlp always use mlp)"),
-        DPGNN_NUM("model.layers", model.layers, int, "integer", "number of GNN layers, 1..3"),
-        DPGNN_NUM("model.hidden", model.hidden, int, "integer", "hidden width, >= 1"),
-        DPGNN_STR("model.activation", model.activation, "relu | tanh"),
-        DPGNN_NUM("model.dropout", model.dropout, double, "number", "dropout probability in [0, 1)"),
-        DPGNN_STR("model.input_norm", model.input_norm,
-                  "none | l2: divide each node's feature row by its Euclidean norm before the model reads it (training, "
-                  "evaluation, prediction); per-node preprocessing, no privacy cost"),
-        DPGNN_NUM("model.bias", model.bias, bool, "boolean",
-                  "a bias per linear map; false (mlp architecture only: mlp, dp-mlp, dpar) leaves it out, so no noise "
-                  "lands on a class offset that propagation at inference cannot average away (docs/models.md)"),
-        DPGNN_NUM("train.batch_size", train.batch_size, std::int64_t, "integer",
-                  "m subgraphs per step (uniform without replacement out of all M); 0 = auto: drw, drw-r, drw-d (each "
-                  "re-sampling epoch's M) and split all M while M <= 4096 (a full batch), else min(256, M/2); dpar all "
-                  "M; the others min(256, M/2)"),
-        DPGNN_NUM("train.lr", train.lr, double, "number", "learning rate, > 0"),
-        DPGNN_STR("train.optimizer", train.optimizer, "adam | sgd"),
-        DPGNN_NUM("train.momentum", train.momentum, double, "number", "SGD momentum in [0, 1)"),
-        DPGNN_NUM("train.weight_decay", train.weight_decay, double, "number", "L2 weight decay, >= 0"),
-        DPGNN_NUM("train.max_steps", train.max_steps, std::int64_t, "integer",
-                  "stop after this many steps (private runs also stop before exceeding the target epsilon)"),
-        DPGNN_NUM("train.seed", train.seed, std::uint64_t, "integer",
-                  "public seed of the initial weights, the random walks and dropout (not of the batches or the noise: "
-                  "those come from secrets, docs/privacy.md)"),
-        DPGNN_NUM("train.eval_every", train.eval_every, std::int64_t, "integer",
-                  "evaluate on val/test every k steps (0 = only at the end)"),
-        DPGNN_NUM("train.checkpoint_every", train.checkpoint_every, std::int64_t, "integer",
-                  "write a checkpoint every k steps (0 = only at the end)"),
-        DPGNN_NUM("train.threads", train.threads, int, "integer",
-                  "compute threads per rank (LibTorch and OpenBLAS together); 0 = OMP_NUM_THREADS if set, else cores / local "
-                  "ranks"),
-        DPGNN_STR("train.features_on_device", train.features_on_device,
-                  "auto | always | never: keep the shard's feature rows in the model device's memory and gather each "
-                  "batch's rows there (auto: on a GPU when they take at most half its free memory, else gathered on "
-                  "the host into pinned buffers; on the CPU always gathered on the host). Changes speed, not results"),
-        DPGNN_NUM("train.ema", train.ema, double, "number",
-                  "evaluate and save an exponential moving average of the parameters with this decay "
-                  "(post-processing: no privacy cost); 0 = off"),
-        DPGNN_STR("train.model_selection", train.model_selection,
-                  "last | best_val: the model evaluated at the end and saved is the last one, or the one of the "
-                  "evaluation (every train.eval_every steps, and the last) with the best validation metric, as "
-                  "early stopping does. best_val reads the validation labels, so a private method that uses it "
-                  "says private: false; gcn's default. The choice is kept in memory: a resumed run chooses among the "
-                  "evaluations it made since it resumed"),
-        DPGNN_NUM("train.keep_checkpoint", train.keep_checkpoint, bool, "boolean",
-                  "keep checkpoint.h5 when the run finishes (it is removed by default: a finished run has nothing to "
-                  "resume, and model.h5 holds the result)"),
-        DPGNN_NUM("train.log_train_loss", train.log_train_loss, bool, "boolean",
-                  "write each step's training loss to metrics.jsonl and the progress line; the loss is computed on "
-                  "private labels without noise, so a private run that logs it says private: false"),
-        DPGNN_NUM("privacy.target_epsilon", privacy.target_epsilon, double, "number",
-                  "stop before a step would exceed it; > 0"),
-        DPGNN_NUM("privacy.delta", privacy.delta, double, "number", "delta in (0, 1)"),
-        DPGNN_OPT("privacy.noise_multiplier", privacy.noise_multiplier, double, "number",
-                  "sigma / sensitivity (docs/privacy.md); null = calibrate to target_epsilon over train.max_steps"),
-        DPGNN_NUM("privacy.clip_norm", privacy.clip_norm, double, "number",
-                  "per-subgraph gradient clipping threshold C, > 0"),
-        DPGNN_STR("privacy.clipping", privacy.clipping,
-                  "flat (one threshold C over all parameters) | per-layer (C / sqrt(L) per layer, total bound C; "
-                  "Daigavane et al. Sec. 6)"),
-        DPGNN_OPT("privacy.noise_seed", privacy.noise_seed, std::uint64_t, "integer",
-                  "pins the noise and batch secrets (derived from it): reproducible, and then the run is NOT private "
-                  "(private: false); null = 256-bit secrets from the OS"),
-        DPGNN_NUM("privacy.worst_case", privacy.worst_case, bool, "boolean",
-                  "account with the paper's M_min = ceil(N/(1+R*L)) instead of the realised M"),
-        DPGNN_STR("privacy.conversion", privacy.conversion, "RDP to (epsilon, delta): balle | mironov"),
-        DPGNN_STR("privacy.accountant", privacy.accountant,
-                  "pld (privacy loss distributions where a dominating pair is proven, else RDP; the smaller valid "
-                  "bound) | rdp (docs/privacy.md section 3a); calibration and stopping use it"),
-    };
+    std::vector<Field> all = general_fields();
     for (Field& x : sampler_and_dpar_fields()) all.push_back(std::move(x));
     return all;
   }();

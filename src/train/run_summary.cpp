@@ -99,7 +99,7 @@ void RunOutputs::consider_for_selection(std::int64_t completed, ModelState& stat
   if (cfg_.train.model_selection != "best_val" || (best_step_ >= 0 && !(last_eval_.val > best_eval_.val))) return;
   best_step_ = completed;
   best_eval_ = last_eval_;
-  state.with_average([&] { best_parameters_ = state.net.flatten(); });
+  best_parameters_ = state.ema.defined() ? state.ema.clone() : state.net.flatten();  // what was evaluated
 }
 
 void RunOutputs::restore_selected(ModelState& state) {

@@ -856,7 +856,8 @@ def best_config(name, method):
                  "refuses that release."),
               "Below that (no label release), with 3 or more classes, the model's outputs are centred over the "
               "nodes and propagated 8 steps at teleport 0.1 (dpar.center_outputs; docs/results.md, \"Issue 37: "
-              "centred outputs\").",
+              "centred outputs\"); with two classes the propagated outputs keep the model's class shares "
+              "(dpar.keep_class_shares; \"Issue 37: class shares kept\").",
               "What this file does not set is the method's default (docs/configs.md, 'Method defaults')."]
     else:
         h += ["Everything this file does not set is the method's default (docs/configs.md, 'Method defaults'; "

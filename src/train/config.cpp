@@ -155,6 +155,10 @@ std::vector<Field> sampler_and_dpar_fields() {
                 "teleport probability of the inference power iteration when the outputs are centred, in (0, 1)"),
       DPGNN_NUM("dpar.centered_steps", dpar.centered_steps, int, "integer",
                 "inference power-iteration steps when the outputs are centred, >= 0"),
+      DPGNN_STR("dpar.keep_class_shares", dpar.keep_class_shares,
+                "never | binary: after the inference propagation, offset each class so that the mean predicted "
+                "probabilities over all nodes equal the model's before the propagation (binary: only on single-label "
+                "data with two classes, without the label release)"),
   };
 }
 
@@ -457,6 +461,8 @@ void validate(const Config& c) {
   require(std::isfinite(d.centered_alpha) && d.centered_alpha > 0 && d.centered_alpha < 1, f, "dpar.centered_alpha",
           "must be in (0, 1)");
   require(d.centered_steps >= 0, f, "dpar.centered_steps", "must be >= 0");
+  require(d.keep_class_shares == "never" || d.keep_class_shares == "binary", f, "dpar.keep_class_shares",
+          "must be never or binary, got '" + d.keep_class_shares + "'");
   require(std::isfinite(d.graph_sampling_rate) && d.graph_sampling_rate > 0 && d.graph_sampling_rate <= 1, f,
           "dpar.graph_sampling_rate", "must be in (0, 1]");
   require(std::isfinite(d.label_fraction) && d.label_fraction >= 0 && d.label_fraction < 1, f, "dpar.label_fraction",

@@ -207,7 +207,10 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
   if (center_) h = centered(h);
   if (categories_ == 0) {  // no released labels: the model's outputs, propagated as configured
     last_steps_ = propagation_steps_;
-    return propagation_steps_ == 0 ? h : propagate(h, propagation_steps_);
+    if (propagation_steps_ == 0) return h;
+    if (!keep_shares_) return propagate(h, propagation_steps_);
+    const double share1 = mean_over_nodes(torch::softmax(h.to(torch::kFloat64), 1).select(1, 1));
+    return with_class_share(propagate(h, propagation_steps_), share1);
   }
   // Released labels: probabilities, the evidence by Bayes' rule, then the propagation.
   const at::Tensor prior = torch::softmax(h, 1);
@@ -244,12 +247,53 @@ void Evaluator::set_label_evidence(std::int64_t categories, double keep_probabil
   choose_steps_ = choose_steps;
 }
 
-void Evaluator::set_propagation(int steps, double alpha, bool center) {
+void Evaluator::set_propagation(int steps, double alpha, bool center, bool keep_shares) {
   if (steps < 0 || !(alpha > 0.0 && alpha < 1.0))
     throw Error("Evaluator::set_propagation: steps must be >= 0 and alpha in (0, 1)", kExitInternal);
+  if (keep_shares && (shard_.meta.multilabel || shard_.meta.num_classes != 2))
+    throw Error("Evaluator::set_propagation: keeping the class shares needs single-label data with two classes",
+                kExitInternal);
   propagation_steps_ = steps;
   propagation_alpha_ = alpha;
   center_ = center;
+  keep_shares_ = keep_shares;
+}
+
+double Evaluator::mean_over_nodes(const at::Tensor& values) const {
+  double sums[2] = {values.sum().to(torch::kCPU, torch::kFloat64).item<double>(), static_cast<double>(values.size(0))};
+  comm_.allreduce_sum(sums, 2);
+  return sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+}
+
+at::Tensor Evaluator::with_class_share(const at::Tensor& z, double share1) const {
+  // With two classes the mean probability of class 1 after an offset b on its logit is
+  // mean_i sigmoid(z_i1 - z_i0 + b), increasing in b: bracket the target, then bisect. Every
+  // rank takes the same steps (each comparison reads the collective mean).
+  if (!(share1 > 0.0 && share1 < 1.0)) return z;  // a model certain of one class: nothing to match
+  const at::Tensor d = (z.select(1, 1) - z.select(1, 0)).to(torch::kFloat64);
+  const auto share_at = [&](double b) { return mean_over_nodes(torch::sigmoid(d + b)); };
+  const double target = std::log(share1 / (1.0 - share1));
+  double lo = target - 1.0, hi = target + 1.0;
+  for (double step = 1.0; share_at(lo) > share1; step *= 2.0) {
+    lo -= step;
+    if (step > 1e12) throw Error("Evaluator: the class-share offset did not bracket (non-finite outputs?)", kExitInternal);
+  }
+  for (double step = 1.0; share_at(hi) < share1; step *= 2.0) {
+    hi += step;
+    if (step > 1e12) throw Error("Evaluator: the class-share offset did not bracket (non-finite outputs?)", kExitInternal);
+  }
+  for (int it = 0; it < 100 && hi - lo > 1e-12 * (1.0 + std::abs(lo)); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (share_at(mid) < share1 ? lo : hi) = mid;
+  }
+  const double offset = 0.5 * (lo + hi);
+  if (comm_.rank() == 0)
+    spdlog::info("inference: class shares kept at the model's ({:.4f}, {:.4f}): class 1 offset {:.4g} after the "
+                 "propagation",
+                 1.0 - share1, share1, offset);
+  at::Tensor out = z.clone();
+  out.select(1, 1).add_(offset);
+  return out;
 }
 
 at::Tensor Evaluator::centered(const at::Tensor& h) const {

@@ -46,8 +46,12 @@ class Evaluator {
   // 0 steps (the default) = the model's outputs as they are. `center`: first subtract from
   // every node's outputs their mean over all nodes of the graph (every rank's), which removes
   // a common offset per class (dpar.center_outputs; methods/method.h, Propagation).
-  void set_propagation(int steps, double alpha, bool center = false);
+  // `keep_shares` (two classes only): after the propagation, add to class 1's outputs the
+  // offset that makes the mean predicted probability of every class over all nodes equal the
+  // model's before the propagation (dpar.keep_class_shares; used without released labels).
+  void set_propagation(int steps, double alpha, bool center = false, bool keep_shares = false);
   bool centers_outputs() const { return center_; }
+  bool keeps_class_shares() const { return keep_shares_; }
   // Released training labels as evidence (DPAR's label release, methods/dpar_labels.h): a
   // node in `nodes` (dataset ids, sorted) with released label y gets the model's class
   // probabilities times the likelihood of y under k-RR with keep probability q (q at y,
@@ -86,7 +90,11 @@ class Evaluator {
   int propagation_steps_ = 0;
   double propagation_alpha_ = 0.0;
   bool center_ = false;
+  bool keep_shares_ = false;
   at::Tensor centered(const at::Tensor& h) const;  // collective: h minus its mean row over all nodes
+  // Collective: z with class 1 offset so that the mean softmax over all nodes is `share1` for class 1.
+  at::Tensor with_class_share(const at::Tensor& z, double share1) const;
+  double mean_over_nodes(const at::Tensor& values) const;  // collective: sum over every rank's rows / rows
   at::Tensor propagate(const at::Tensor& h, int steps, const std::vector<int>& record = {},
                        std::vector<at::Tensor>* recorded = nullptr);  // Z after `steps` (and at `record`)
   at::Tensor posterior(const at::Tensor& probabilities, const at::Tensor& rows, const at::Tensor& labels) const;

@@ -92,7 +92,7 @@ PredictResult run_prediction(const PredictOptions& o, const dist::Collectives& c
   Evaluator evaluator(shard, comms, device);
   // The method's inference post-processing (DPAR: the power iteration), as in training.
   const auto propagation = methods::method_spec(cfg.method_enum()).propagation(cfg, meta);
-  evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center);
+  evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center, propagation.keep_shares);
   if (const auto labels = stored_labels(run))
     evaluator.set_label_evidence(labels->categories, labels->keep_probability, labels->nodes, labels->labels,
                                  cfg.dpar.choose_steps);

@@ -211,10 +211,12 @@ TrainSummary RunOutputs::finish(const LoopResult& loop, ModelState& state, Evalu
     // train.model_selection best_val: the step whose model (and metrics above) the run kept.
     if (best_step_ >= 0) j["selected_step"] = best_step_;
     // The inference power-iteration steps of the final evaluation (chosen on the released
-    // labels when there are any and dpar.choose_steps) and whether the outputs were centred.
+    // labels when there are any and dpar.choose_steps), whether the outputs were centred and
+    // whether the propagated outputs were offset back to the model's class shares.
     if (evaluator.last_steps() > 0 || evaluator.centers_outputs()) {
       j["propagation_steps"] = evaluator.last_steps();
       j["centered_outputs"] = evaluator.centers_outputs();
+      j["kept_class_shares"] = evaluator.keeps_class_shares() && evaluator.last_steps() > 0;
     }
     if (!plan.releases().empty()) {
       // "releases": every pre-training release in order; "release": the first (DPAR's DP-APPR).

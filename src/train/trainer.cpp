@@ -179,7 +179,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   ModelState state(cfg, meta, device);
   Evaluator evaluator(shard, comms, device);
   const auto propagation = spec.propagation(cfg, meta);
-  evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center);
+  evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center, propagation.keep_shares);
   plan.make_grid(state.net.num_parameters(), epochs.m());
   if (rank == 0 && plan.is_private())
     spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "

@@ -294,12 +294,13 @@ TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
                                "dpar.propagation_steps=0", "dpar.graph_sampling_rate=0.09"}));
   for (const std::string mode : {"never", "always", "multiclass"})
     EXPECT_NO_THROW(dpar_config({"dpar.center_outputs=" + mode, "dpar.centered_alpha=0.2", "dpar.centered_steps=0"}));
+  for (const std::string mode : {"never", "binary"}) EXPECT_NO_THROW(dpar_config({"dpar.keep_class_shares=" + mode}));
   for (const std::string bad : {"dpar.mechanism=em2", "dpar.appr_fraction=1", "dpar.appr_fraction=0", "dpar.top_k=0",
                                 "dpar.alpha=1", "dpar.rho=0", "dpar.tolerance=-1", "dpar.gm_clip=0", "dpar.em_clip=0",
                                 "dpar.propagation_steps=-1", "dpar.appr_nodes=-1", "dpar.graph_sampling_rate=0",
                                 "dpar.graph_sampling_rate=1.5", "dpar.center_outputs=sometimes",
                                 "dpar.centered_alpha=0", "dpar.centered_alpha=1", "dpar.centered_steps=-1",
-                                "dpar.bogus=1"}) {
+                                "dpar.keep_class_shares=multiclass", "dpar.bogus=1"}) {
     try {
       dpar_config({bad});
       FAIL() << bad << " was accepted";
@@ -344,6 +345,30 @@ TEST(DparMethod, CentresTheOutputsOfMulticlassDataOnlyWhenAsked) {
   const Config below = dpar_config({"dpar.center_outputs=multiclass", "dpar.label_fraction=0.5",
                                     "dpar.label_min_epsilon=3", "privacy.target_epsilon=4"});
   EXPECT_TRUE(spec.propagation(below, meta).center) << "epsilon 4: no label release, centred";
+}
+
+// dpar.keep_class_shares: binary keeps the shares of single-label two-class data only, and not
+// with the label release (whose labels are the inference's evidence of the shares).
+TEST(DparMethod, KeepsTheClassSharesOfTwoClassDataOnlyWhenAsked) {
+  const auto& spec = methods::method_spec(Method::kDpar);
+  graph::DatasetMeta meta;
+  const Config cfg = dpar_config({"dpar.keep_class_shares=binary", "dpar.center_outputs=multiclass"});
+  for (std::int64_t classes : {2, 3, 7}) {
+    meta.num_classes = classes;
+    EXPECT_EQ(spec.propagation(cfg, meta).keep_shares, classes == 2) << classes << " classes";
+  }
+  meta.num_classes = 2;
+  EXPECT_FALSE(spec.propagation(dpar_config({}), meta).keep_shares) << "DPAR's default: never";
+  EXPECT_FALSE(spec.propagation(dpar_config({"dpar.keep_class_shares=never"}), meta).keep_shares);
+  meta.multilabel = true;
+  EXPECT_FALSE(spec.propagation(cfg, meta).keep_shares) << "multi-label";
+  meta.multilabel = false;
+  const Config released = dpar_config({"dpar.keep_class_shares=binary", "dpar.label_fraction=0.5",
+                                       "dpar.label_min_epsilon=3", "privacy.target_epsilon=8"});
+  EXPECT_FALSE(spec.propagation(released, meta).keep_shares) << "with the label release";
+  const Config below = dpar_config({"dpar.keep_class_shares=binary", "dpar.label_fraction=0.5",
+                                    "dpar.label_min_epsilon=3", "privacy.target_epsilon=4"});
+  EXPECT_TRUE(spec.propagation(below, meta).keep_shares) << "epsilon 4: no label release";
 }
 
 TEST(DparOccurrenceBound, CountsTheExamplesHoldingANode) {
@@ -526,6 +551,36 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     EXPECT_TRUE(summary.at("centered_outputs").get<bool>()) << summary.dump();
     EXPECT_EQ(summary.at("propagation_steps").get<int>(), 8) << summary.dump();
     EXPECT_FALSE(summary.contains("releases")) << "no release below epsilon 6";
+  }
+  // Two classes below epsilon 6: configs/recommended.yaml does not centre, propagates its 4
+  // steps and keeps the model's class shares; dpgnn predict writes the same predictions.
+  {
+    const std::string g = tmp.file("two.h5"), part = tmp.file("two.r2.h5");
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes 2 --features 16 --homophily 0.7"
+                                        " --seed 1 --out " + g)
+                  .exit_code,
+              0);
+    ASSERT_EQ(dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part)
+                  .exit_code,
+              0);
+    const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
+                                               "/configs/recommended.yaml --set data.dataset=" + g +
+                                               " --set data.partition=" + part +
+                                               " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
+                                               " --set train.threads=1 --out " + tmp.file("two"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("class shares kept at the model's"), std::string::npos) << r.output;
+    const auto summary = testing::read_json(tmp.file("two") + "/summary.json");
+    EXPECT_FALSE(summary.at("centered_outputs").get<bool>()) << summary.dump();
+    EXPECT_TRUE(summary.at("kept_class_shares").get<bool>()) << summary.dump();
+    EXPECT_EQ(summary.at("propagation_steps").get<int>(), 4) << summary.dump();
+    const auto p = dpgnn::testing::run_command(mpiexec(2) + "predict --run " + tmp.file("two") + " --json --out " +
+                                               tmp.file("two.pred.h5"));
+    ASSERT_EQ(p.exit_code, 0) << p.output;
+    EXPECT_NE(p.output.find("class shares kept at the model's"), std::string::npos) << p.output;
+    const auto j = testing::last_json(p.output);
+    ASSERT_TRUE(j.is_object()) << p.output;
+    EXPECT_EQ(j.at("test_accuracy").get<double>(), summary.at("test_accuracy").get<double>());
   }
   // Heterophilous: 4 steps blur (about 0.54 here); the choice takes fewer and gains.
   EXPECT_LT(chosen["0.05"], 4);

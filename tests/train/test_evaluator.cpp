@@ -1,7 +1,8 @@
 // Full-neighbourhood evaluation (CSR SpMM, halo exchange): the same logits and the same
 // val/test metrics on 1, 2 and 4 ranks of one 4-part partition, and on 1 rank the logits of
 // the edge-list forward over the whole graph (the inference before the SpMM); the centred
-// outputs (dpar.center_outputs) are the outputs minus their mean over every rank's nodes.
+// outputs (dpar.center_outputs) are the outputs minus their mean over every rank's nodes; kept
+// class shares (dpar.keep_class_shares) are the model's shares before the propagation.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -35,14 +36,14 @@ struct Evaluated {
   EvalResult metrics;
 };
 
-Evaluated evaluate_on(int ranks, model::Arch arch, const std::function<void(Evaluator&)>& setup = {}) {
-  const auto& d = testing::TrainerData::get();
+Evaluated evaluate_on(int ranks, model::Arch arch, const std::function<void(Evaluator&)>& setup = {},
+                      const std::string& partition = testing::TrainerData::get().partition) {
   dist::LocalGroup group(ranks);
   std::vector<at::Tensor> parts(ranks);
   std::vector<std::int64_t> begins(ranks);
   std::vector<EvalResult> results(ranks);
   group.run([&](dist::Communicator& comm) {
-    const partition::Shard shard = partition::load_shard(d.partition, comm.rank(), ranks);
+    const partition::Shard shard = partition::load_shard(partition, comm.rank(), ranks);
     const model::Gnn net(config_for(shard.meta, arch), 7);
     const auto comms = dist::Collectives::over(comm);
     Evaluator ev(shard, comms, c10::kCPU);
@@ -128,6 +129,52 @@ TEST(Evaluator, CentredOutputsAreTheOutputsMinusTheirMeanOverEveryRanksNodes) {
         << ranks << " ranks";
     EXPECT_EQ(many.metrics.test, one.metrics.test) << ranks << " ranks";
   }
+}
+
+// A two-class synthetic graph with a 4-part partition, made once.
+const std::string& two_class_partition() {
+  static dpgnn::testing::TempDir dir;
+  static const std::string p = [] {
+    const std::string g = dir.file("two.h5"), part = dir.file("two.p4.h5");
+    auto r = dpgnn::testing::run_dpgnn("synth --nodes 600 --avg-degree 6 --classes 2 --features 16 --homophily 0.7 "
+                                       "--seed 5 --out " + g);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 4 --method random --seed 1 --out " + part);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return part;
+  }();
+  return p;
+}
+
+double class1_share(const at::Tensor& logits) {
+  return torch::softmax(logits.to(torch::kFloat64), 1).select(1, 1).mean().item<double>();
+}
+
+TEST(Evaluator, KeptClassSharesAreTheModelsSharesBeforeThePropagation) {
+  const std::string& two = two_class_partition();
+  const Evaluated model_outputs = evaluate_on(1, model::Arch::kGcn, {}, two);
+  const double want = class1_share(model_outputs.logits);
+  const auto propagate_only = [](Evaluator& ev) { ev.set_propagation(3, 0.1, false, false); };
+  const auto keep_shares = [](Evaluator& ev) { ev.set_propagation(3, 0.1, false, true); };
+  const Evaluated propagated = evaluate_on(1, model::Arch::kGcn, propagate_only, two);
+  ASSERT_GT(std::abs(class1_share(propagated.logits) - want), 1e-3) << "the propagation moved the shares";
+  for (int ranks : {1, 2, 4}) {
+    const Evaluated kept = evaluate_on(ranks, model::Arch::kGcn, keep_shares, two);
+    EXPECT_NEAR(class1_share(kept.logits), want, 1e-6) << ranks << " ranks";
+    // The propagated outputs with one offset on class 1, the same for every node.
+    const at::Tensor diff = (kept.logits - propagated.logits).to(torch::kFloat64);
+    EXPECT_LE(diff.select(1, 0).abs().max().item<double>(), 1e-5) << ranks << " ranks";
+    const at::Tensor offset = diff.select(1, 1);
+    EXPECT_LE((offset - offset.mean()).abs().max().item<double>(), 1e-5) << ranks << " ranks";
+  }
+  // Only two-class single-label data: the 3-class fixture is refused.
+  dist::LocalGroup group(1);
+  group.run([&](dist::Communicator& comm) {
+    const partition::Shard shard = partition::load_shard(testing::TrainerData::get().partition, 0, 1);
+    const auto comms = dist::Collectives::over(comm);
+    Evaluator ev(shard, comms, c10::kCPU);
+    EXPECT_THROW(ev.set_propagation(3, 0.1, false, true), Error);
+  });
 }
 
 }  // namespace

@@ -19,15 +19,7 @@ std::string mpiexec(int n) {
          std::to_string(n) + " --oversubscribe " + DPGNN_BINARY + " ";
 }
 
-// The last line of the output that parses as a JSON object.
-nlohmann::json last_json(const std::string& out) {
-  std::istringstream in(out);
-  std::string line;
-  nlohmann::json j;
-  while (std::getline(in, line))
-    if (!line.empty() && line[0] == '{') j = nlohmann::json::parse(line, nullptr, false);
-  return j;
-}
+using testing::last_json;
 
 TEST(PredictCli, ReproducesTheRunsTestAccuracyExactlyOn1And2Ranks) {
   dpgnn::testing::TempDir tmp;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,16 @@ inline const std::string& random_partition(int parts) {
                                            std::to_string(parts) + " --method random --seed 1 --out " + p);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return made.emplace(parts, p).first->second;
+}
+
+// The last line of a command's output that parses as a JSON object (`--json` output).
+inline nlohmann::json last_json(const std::string& out) {
+  std::istringstream in(out);
+  std::string line;
+  nlohmann::json j;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] == '{') j = nlohmann::json::parse(line, nullptr, false);
+  return j;
 }
 
 inline nlohmann::json read_json(const std::string& path) {

@@ -122,6 +122,12 @@ struct DparSection {
   std::string center_outputs = "never";
   double centered_alpha = 0.1;
   int centered_steps = 8;
+  // After the inference propagation, keep the model's class shares: a per-class offset makes
+  // the mean predicted probabilities over all nodes equal the model's before the propagation:
+  // never | binary (single-label datasets with two classes, and no label release). The
+  // propagation of a weak model's logits moves its shares (on Twitch-DE at epsilon 1 it put
+  // too many nodes in the majority class; docs/results.md, "Issue 37: class shares kept").
+  std::string keep_class_shares = "never";
 };
 
 struct Config {

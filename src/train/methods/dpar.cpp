@@ -160,8 +160,12 @@ class Dpar : public MethodSpec {
     const bool center = c.dpar.center_outputs == "always" ||
                         (c.dpar.center_outputs == "multiclass" && !meta.multilabel && meta.num_classes >= 3 &&
                          !label_release_on(c));
-    if (center) return {c.dpar.centered_steps, c.dpar.centered_alpha, true};
-    return {c.dpar.propagation_steps, c.dpar.alpha, false};
+    // dpar.keep_class_shares: binary, on two-class data without the label release (docs/results.md,
+    // "Issue 37: class shares kept"; the released labels give inference its own evidence of the shares).
+    const bool keep_shares = c.dpar.keep_class_shares == "binary" && !meta.multilabel && meta.num_classes == 2 &&
+                             !label_release_on(c);
+    if (center) return {c.dpar.centered_steps, c.dpar.centered_alpha, true, keep_shares};
+    return {c.dpar.propagation_steps, c.dpar.alpha, false, keep_shares};
   }
 
  private:

@@ -163,6 +163,7 @@ class MethodSpec {
     int steps = 0;          // power-iteration steps, 0 = the model's outputs as they are
     double alpha = 0.25;    // teleport probability
     bool center = false;    // centre the outputs over all nodes first (Evaluator::set_propagation)
+    bool keep_shares = false;  // offset the propagated outputs back to the model's class shares (ditto)
   };
   virtual Propagation propagation(const Config&, const graph::DatasetMeta&) const { return {}; }
 };

@@ -273,15 +273,17 @@ at::Tensor Evaluator::with_class_share(const at::Tensor& z, double share1) const
   const at::Tensor d = (z.select(1, 1) - z.select(1, 0)).to(torch::kFloat64);
   const auto share_at = [&](double b) { return mean_over_nodes(torch::sigmoid(d + b)); };
   const double target = std::log(share1 / (1.0 - share1));
+  // Move `bound` in `direction` (-1 down, +1 up) by doubling steps until the target lies on its side.
+  const auto widen = [&](double& bound, double direction) {
+    for (double step = 1.0; (share_at(bound) - share1) * direction < 0; step *= 2.0) {
+      bound += direction * step;
+      if (step > 1e12)
+        throw Error("Evaluator: the class-share offset did not bracket (non-finite outputs?)", kExitInternal);
+    }
+  };
   double lo = target - 1.0, hi = target + 1.0;
-  for (double step = 1.0; share_at(lo) > share1; step *= 2.0) {
-    lo -= step;
-    if (step > 1e12) throw Error("Evaluator: the class-share offset did not bracket (non-finite outputs?)", kExitInternal);
-  }
-  for (double step = 1.0; share_at(hi) < share1; step *= 2.0) {
-    hi += step;
-    if (step > 1e12) throw Error("Evaluator: the class-share offset did not bracket (non-finite outputs?)", kExitInternal);
-  }
+  widen(lo, -1.0);
+  widen(hi, +1.0);
   for (int it = 0; it < 100 && hi - lo > 1e-12 * (1.0 + std::abs(lo)); ++it) {
     const double mid = 0.5 * (lo + hi);
     (share_at(mid) < share1 ? lo : hi) = mid;

@@ -311,6 +311,13 @@ TEST(DparMethod, CheckAcceptsItsKeysAndNamesABadOne) {
   }
 }
 
+// configs/recommended.yaml's label release (half the budget, made from epsilon 6) at `epsilon`.
+Config with_label_release(std::vector<std::string> overrides, double epsilon) {
+  overrides.insert(overrides.end(), {"dpar.label_fraction=0.5", "dpar.label_min_epsilon=3",
+                                     "privacy.target_epsilon=" + std::to_string(epsilon)});
+  return dpar_config(overrides);
+}
+
 // dpar.center_outputs: multiclass centres single-label data of 3+ classes only (with two the
 // removed offset is the class prior), and centred inference takes its own alpha and steps.
 TEST(DparMethod, CentresTheOutputsOfMulticlassDataOnlyWhenAsked) {
@@ -339,12 +346,10 @@ TEST(DparMethod, CentresTheOutputsOfMulticlassDataOnlyWhenAsked) {
   EXPECT_FALSE(spec.propagation(dpar_config({}), meta).center) << "DPAR's default: no centring";
   // multiclass and the label release (configs/recommended.yaml from epsilon 6): no centring.
   meta.num_classes = 7;
-  const Config released = dpar_config({"dpar.center_outputs=multiclass", "dpar.label_fraction=0.5",
-                                       "dpar.label_min_epsilon=3", "privacy.target_epsilon=8"});
-  EXPECT_FALSE(spec.propagation(released, meta).center) << "the label release brings the prior back";
-  const Config below = dpar_config({"dpar.center_outputs=multiclass", "dpar.label_fraction=0.5",
-                                    "dpar.label_min_epsilon=3", "privacy.target_epsilon=4"});
-  EXPECT_TRUE(spec.propagation(below, meta).center) << "epsilon 4: no label release, centred";
+  EXPECT_FALSE(spec.propagation(with_label_release({"dpar.center_outputs=multiclass"}, 8), meta).center)
+      << "the label release brings the prior back";
+  EXPECT_TRUE(spec.propagation(with_label_release({"dpar.center_outputs=multiclass"}, 4), meta).center)
+      << "epsilon 4: no label release, centred";
 }
 
 // dpar.keep_class_shares: binary keeps the shares of single-label two-class data only, and not
@@ -363,12 +368,10 @@ TEST(DparMethod, KeepsTheClassSharesOfTwoClassDataOnlyWhenAsked) {
   meta.multilabel = true;
   EXPECT_FALSE(spec.propagation(cfg, meta).keep_shares) << "multi-label";
   meta.multilabel = false;
-  const Config released = dpar_config({"dpar.keep_class_shares=binary", "dpar.label_fraction=0.5",
-                                       "dpar.label_min_epsilon=3", "privacy.target_epsilon=8"});
-  EXPECT_FALSE(spec.propagation(released, meta).keep_shares) << "with the label release";
-  const Config below = dpar_config({"dpar.keep_class_shares=binary", "dpar.label_fraction=0.5",
-                                    "dpar.label_min_epsilon=3", "privacy.target_epsilon=4"});
-  EXPECT_TRUE(spec.propagation(below, meta).keep_shares) << "epsilon 4: no label release";
+  EXPECT_FALSE(spec.propagation(with_label_release({"dpar.keep_class_shares=binary"}, 8), meta).keep_shares)
+      << "with the label release";
+  EXPECT_TRUE(spec.propagation(with_label_release({"dpar.keep_class_shares=binary"}, 4), meta).keep_shares)
+      << "epsilon 4: no label release";
 }
 
 TEST(DparOccurrenceBound, CountsTheExamplesHoldingANode) {
@@ -490,6 +493,18 @@ TEST(DparCli, ARunKilledMidwayAndResumedRecordsTheReleaseOnceAndEndsLikeAnUninte
   EXPECT_NE(dpgnn::testing::run_dpgnn("privacy --ledger " + cut + "/ledger.jsonl --delta 1e-5 --steps 3").exit_code, 0);
 }
 
+// A synthetic graph of 2000 nodes at `g` and its random 2-part partition at `part`
+// (node-level DP refuses METIS).
+void synth_with_random_partition(const std::string& g, const std::string& part, int classes,
+                                 const std::string& homophily) {
+  const auto made = dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes " + std::to_string(classes) +
+                                              " --features 16 --homophily " + homophily + " --seed 1 --out " + g);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto parted =
+      dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part);
+  ASSERT_EQ(parted.exit_code, 0) << parted.output;
+}
+
 // configs/recommended.yaml at epsilon 8 makes the label release and chooses the inference steps
 // on the released labels: more propagation on a homophilous graph, the least on a
 // heterophilous one (where every step averages a node with neighbours of other classes); with
@@ -500,13 +515,7 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
   std::map<std::string, double> acc_chosen, acc_fixed;
   for (const std::string h : {"0.9", "0.05"}) {
     const std::string g = tmp.file("g" + h + ".h5"), part = tmp.file("g" + h + ".r2.h5");
-    ASSERT_EQ(dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes 3 --features 16 --homophily " + h +
-                                        " --seed 1 --out " + g)
-                  .exit_code,
-              0);
-    ASSERT_EQ(dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part)
-                  .exit_code,
-              0);
+    ASSERT_NO_FATAL_FAILURE(synth_with_random_partition(g, part, 3, h));
     const std::string train = mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
                               "/configs/recommended.yaml --set data.dataset=" + g + " --set data.partition=" + part +
                               " --set privacy.target_epsilon=8 --set privacy.delta=1e-5 --set privacy.noise_seed=3" +
@@ -552,41 +561,36 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     EXPECT_EQ(summary.at("propagation_steps").get<int>(), 8) << summary.dump();
     EXPECT_FALSE(summary.contains("releases")) << "no release below epsilon 6";
   }
-  // Two classes below epsilon 6: configs/recommended.yaml does not centre, propagates its 4
-  // steps and keeps the model's class shares; dpgnn predict writes the same predictions.
-  {
-    const std::string g = tmp.file("two.h5"), part = tmp.file("two.r2.h5");
-    ASSERT_EQ(dpgnn::testing::run_dpgnn("synth --nodes 2000 --avg-degree 8 --classes 2 --features 16 --homophily 0.7"
-                                        " --seed 1 --out " + g)
-                  .exit_code,
-              0);
-    ASSERT_EQ(dpgnn::testing::run_dpgnn("partition --dataset " + g + " --parts 2 --method random --seed 1 --out " + part)
-                  .exit_code,
-              0);
-    const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
-                                               "/configs/recommended.yaml --set data.dataset=" + g +
-                                               " --set data.partition=" + part +
-                                               " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
-                                               " --set train.threads=1 --out " + tmp.file("two"));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("class shares kept at the model's"), std::string::npos) << r.output;
-    const auto summary = testing::read_json(tmp.file("two") + "/summary.json");
-    EXPECT_FALSE(summary.at("centered_outputs").get<bool>()) << summary.dump();
-    EXPECT_TRUE(summary.at("kept_class_shares").get<bool>()) << summary.dump();
-    EXPECT_EQ(summary.at("propagation_steps").get<int>(), 4) << summary.dump();
-    const auto p = dpgnn::testing::run_command(mpiexec(2) + "predict --run " + tmp.file("two") + " --json --out " +
-                                               tmp.file("two.pred.h5"));
-    ASSERT_EQ(p.exit_code, 0) << p.output;
-    EXPECT_NE(p.output.find("class shares kept at the model's"), std::string::npos) << p.output;
-    const auto j = testing::last_json(p.output);
-    ASSERT_TRUE(j.is_object()) << p.output;
-    EXPECT_EQ(j.at("test_accuracy").get<double>(), summary.at("test_accuracy").get<double>());
-  }
   // Heterophilous: 4 steps blur (about 0.54 here); the choice takes fewer and gains.
   EXPECT_LT(chosen["0.05"], 4);
   EXPECT_GT(acc_chosen["0.05"], acc_fixed["0.05"] + 0.03);
 }
 
+// Two classes below epsilon 6: configs/recommended.yaml does not centre, propagates its 4 steps
+// and keeps the model's class shares; dpgnn predict writes the same predictions.
+TEST(DparCli, BelowEpsilon6TwoClassPredictionsKeepTheModelsClassShares) {
+  dpgnn::testing::TempDir tmp;
+  const std::string g = tmp.file("two.h5"), part = tmp.file("two.r2.h5");
+  ASSERT_NO_FATAL_FAILURE(synth_with_random_partition(g, part, 2, "0.7"));
+  const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
+                                             "/configs/recommended.yaml --set data.dataset=" + g +
+                                             " --set data.partition=" + part +
+                                             " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
+                                             " --set train.threads=1 --out " + tmp.file("two"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("class shares kept at the model's"), std::string::npos) << r.output;
+  const auto summary = testing::read_json(tmp.file("two") + "/summary.json");
+  EXPECT_FALSE(summary.at("centered_outputs").get<bool>()) << summary.dump();
+  EXPECT_TRUE(summary.at("kept_class_shares").get<bool>()) << summary.dump();
+  EXPECT_EQ(summary.at("propagation_steps").get<int>(), 4) << summary.dump();
+  const auto p = dpgnn::testing::run_command(mpiexec(2) + "predict --run " + tmp.file("two") + " --json --out " +
+                                             tmp.file("two.pred.h5"));
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_NE(p.output.find("class shares kept at the model's"), std::string::npos) << p.output;
+  const auto j = testing::last_json(p.output);
+  ASSERT_TRUE(j.is_object()) << p.output;
+  EXPECT_EQ(j.at("test_accuracy").get<double>(), summary.at("test_accuracy").get<double>());
+}
 
 }  // namespace
 }  // namespace dpgnn::train

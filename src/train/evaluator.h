@@ -54,7 +54,8 @@ class Evaluator {
   bool keeps_class_shares() const { return keep_shares_; }
   // Released training labels as evidence (DPAR's label release, methods/dpar_labels.h): a
   // node in `nodes` (dataset ids, sorted) with released label y gets the model's class
-  // probabilities times the likelihood of y under k-RR with keep probability q (q at y,
+  // probabilities (softmax of its outputs at temperature 2: evaluator.cpp,
+  // kModelPriorTemperature) times the likelihood of y under k-RR with keep probability q (q at y,
   // (1 - q) / (k - 1) elsewhere), renormalised (Bayes' rule); the power iteration then spreads
   // probabilities, not logits, and logits() returns their logarithm.
   // choose_steps: see below.

@@ -131,6 +131,40 @@ TEST(Evaluator, CentredOutputsAreTheOutputsMinusTheirMeanOverEveryRanksNodes) {
   }
 }
 
+// Released labels (DPAR's label release): every node gets the model's softmax at temperature
+// 2, and a node with a released label y that times the k-RR likelihood (q at y, (1 - q)/(k - 1)
+// elsewhere), renormalised; with 0 propagation steps logits() returns their logarithm.
+TEST(Evaluator, ReleasedLabelsMeetTheModelsSoftenedPredictionsByBayesRule) {
+  const Evaluated plain = evaluate_on(1, model::Arch::kGcn);
+  const partition::Shard shard = partition::load_shard(testing::TrainerData::get().partition, 0, 1);
+  const std::vector<std::int64_t> nodes = {0, 5, 10, 11}, labels = {0, 1, 2, 2};
+  const double q = 0.8;
+  const auto with_labels = [&](Evaluator& ev) {
+    ev.set_propagation(0, 0.5);
+    ev.set_label_evidence(3, q, nodes, labels, false);
+  };
+  const Evaluated got = evaluate_on(1, model::Arch::kGcn, with_labels);
+  at::Tensor want = torch::softmax(plain.logits.to(torch::kFloat64) / 2.0, 1);
+  int labelled = 0;
+  for (std::int64_t i = 0; i < shard.num_local(); ++i) {
+    const auto it = std::find(nodes.begin(), nodes.end(), shard.new_to_old[i]);
+    if (it == nodes.end()) continue;
+    ++labelled;
+    at::Tensor like = torch::full({3}, (1.0 - q) / 2.0, torch::kFloat64);
+    like[labels[static_cast<std::size_t>(it - nodes.begin())]] = q;
+    at::Tensor post = want[i] * like;
+    want[i] = post / post.sum();
+  }
+  ASSERT_EQ(labelled, 4);
+  EXPECT_LE((got.logits.to(torch::kFloat64).exp() - want).abs().max().item<double>(), 1e-5);
+  // Not the model's softmax at temperature 1.
+  EXPECT_GT((got.logits.to(torch::kFloat64).exp() - torch::softmax(plain.logits.to(torch::kFloat64), 1))
+                .abs()
+                .max()
+                .item<double>(),
+            1e-3);
+}
+
 // A two-class synthetic graph with a 4-part partition, made once.
 const std::string& two_class_partition() {
   static dpgnn::testing::TempDir dir;

@@ -215,7 +215,7 @@ at::Tensor Evaluator::logits(const model::Gnn& model) {
     last_steps_ = propagation_steps_;
     if (propagation_steps_ == 0) return h;
     if (!keep_shares_) return propagate(h, propagation_steps_);
-    const double share1 = mean_over_nodes(torch::softmax(h.to(torch::kFloat64), 1).select(1, 1));
+    const double share1 = column_means(torch::softmax(h.to(torch::kFloat64), 1))[1];
     return with_class_share(propagate(h, propagation_steps_), share1);
   }
   // Released labels: probabilities, the evidence by Bayes' rule, then the propagation.
@@ -265,10 +265,17 @@ void Evaluator::set_propagation(int steps, double alpha, bool center, bool keep_
   keep_shares_ = keep_shares;
 }
 
-double Evaluator::mean_over_nodes(const at::Tensor& values) const {
-  double sums[2] = {values.sum().to(torch::kCPU, torch::kFloat64).item<double>(), static_cast<double>(values.size(0))};
-  comm_.allreduce_sum(sums, 2);
-  return sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+std::vector<double> Evaluator::column_means(const at::Tensor& h) const {
+  // Column sums of the local rows and the local row count, summed over the ranks, in double.
+  const std::int64_t C = h.size(1);
+  const at::Tensor local = h.sum(0).to(torch::kCPU, torch::kFloat64).contiguous();
+  std::vector<double> sums(local.data_ptr<double>(), local.data_ptr<double>() + C);
+  sums.push_back(static_cast<double>(h.size(0)));
+  comm_.allreduce_sum(sums.data(), sums.size());
+  const double nodes = sums.back();
+  sums.pop_back();
+  for (double& v : sums) v = nodes > 0 ? v / nodes : 0.0;
+  return sums;
 }
 
 at::Tensor Evaluator::with_class_share(const at::Tensor& z, double share1) const {
@@ -277,7 +284,7 @@ at::Tensor Evaluator::with_class_share(const at::Tensor& z, double share1) const
   // rank takes the same steps (each comparison reads the collective mean).
   if (!(share1 > 0.0 && share1 < 1.0)) return z;  // a model certain of one class: nothing to match
   const at::Tensor d = (z.select(1, 1) - z.select(1, 0)).to(torch::kFloat64);
-  const auto share_at = [&](double b) { return mean_over_nodes(torch::sigmoid(d + b)); };
+  const auto share_at = [&](double b) { return column_means(torch::sigmoid(d + b).unsqueeze(1))[0]; };
   const double target = std::log(share1 / (1.0 - share1));
   // Move `bound` in `direction` (-1 down, +1 up) by doubling steps until the target lies on its side.
   const auto widen = [&](double& bound, double direction) {
@@ -305,16 +312,7 @@ at::Tensor Evaluator::with_class_share(const at::Tensor& z, double share1) const
 }
 
 at::Tensor Evaluator::centered(const at::Tensor& h) const {
-  // Column sums of the local rows and the local row count, summed over the ranks, in double.
-  const std::int64_t C = h.size(1);
-  const at::Tensor local = h.sum(0).to(torch::kCPU, torch::kFloat64).contiguous();
-  std::vector<double> sums(local.data_ptr<double>(), local.data_ptr<double>() + C);
-  sums.push_back(static_cast<double>(h.size(0)));
-  comm_.allreduce_sum(sums.data(), sums.size());
-  const double nodes = sums.back();
-  sums.pop_back();
-  if (nodes <= 0) return h;
-  const at::Tensor mean = torch::tensor(sums, torch::kFloat64).div_(nodes).to(h.device(), h.scalar_type());
+  const at::Tensor mean = torch::tensor(column_means(h), torch::kFloat64).to(h.device(), h.scalar_type());
   return h - mean.unsqueeze(0);
 }
 

@@ -95,7 +95,7 @@ class Evaluator {
   at::Tensor centered(const at::Tensor& h) const;  // collective: h minus its mean row over all nodes
   // Collective: z with class 1 offset so that the mean softmax over all nodes is `share1` for class 1.
   at::Tensor with_class_share(const at::Tensor& z, double share1) const;
-  double mean_over_nodes(const at::Tensor& values) const;  // collective: sum over every rank's rows / rows
+  std::vector<double> column_means(const at::Tensor& h) const;  // collective: h's mean row over all nodes
   at::Tensor propagate(const at::Tensor& h, int steps, const std::vector<int>& record = {},
                        std::vector<at::Tensor>* recorded = nullptr);  // Z after `steps` (and at `record`)
   at::Tensor posterior(const at::Tensor& probabilities, const at::Tensor& rows, const at::Tensor& labels) const;

@@ -505,6 +505,14 @@ void synth_with_random_partition(const std::string& g, const std::string& part, 
   ASSERT_EQ(parted.exit_code, 0) << parted.output;
 }
 
+// `dpgnn train` of configs/recommended.yaml on 2 ranks with the data and the target epsilon
+// (delta 1e-5, one thread per rank); the caller adds --out and any other --set.
+std::string recommended_train(const std::string& g, const std::string& part, int epsilon) {
+  return mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) + "/configs/recommended.yaml --set data.dataset=" +
+         g + " --set data.partition=" + part + " --set privacy.target_epsilon=" + std::to_string(epsilon) +
+         " --set privacy.delta=1e-5 --set train.threads=1";
+}
+
 // configs/recommended.yaml at epsilon 8 makes the label release and chooses the inference steps
 // on the released labels: more propagation on a homophilous graph, the least on a
 // heterophilous one (where every step averages a node with neighbours of other classes); with
@@ -516,10 +524,7 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
   for (const std::string h : {"0.9", "0.05"}) {
     const std::string g = tmp.file("g" + h + ".h5"), part = tmp.file("g" + h + ".r2.h5");
     ASSERT_NO_FATAL_FAILURE(synth_with_random_partition(g, part, 3, h));
-    const std::string train = mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
-                              "/configs/recommended.yaml --set data.dataset=" + g + " --set data.partition=" + part +
-                              " --set privacy.target_epsilon=8 --set privacy.delta=1e-5 --set privacy.noise_seed=3" +
-                              " --set train.threads=1";
+    const std::string train = recommended_train(g, part, 8) + " --set privacy.noise_seed=3";
     const auto r = dpgnn::testing::run_command(train + " --out " + tmp.file("run" + h));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto summary = testing::read_json(tmp.file("run" + h) + "/summary.json");
@@ -550,11 +555,7 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
   // and propagates its centred steps.
   {
     const std::string g = tmp.file("g0.9.h5"), part = tmp.file("g0.9.r2.h5");
-    const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
-                                               "/configs/recommended.yaml --set data.dataset=" + g +
-                                               " --set data.partition=" + part +
-                                               " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
-                                               " --set train.threads=1 --out " + tmp.file("eps1"));
+    const auto r = dpgnn::testing::run_command(recommended_train(g, part, 1) + " --out " + tmp.file("eps1"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto summary = testing::read_json(tmp.file("eps1") + "/summary.json");
     EXPECT_TRUE(summary.at("centered_outputs").get<bool>()) << summary.dump();
@@ -572,11 +573,7 @@ TEST(DparCli, BelowEpsilon6TwoClassPredictionsKeepTheModelsClassShares) {
   dpgnn::testing::TempDir tmp;
   const std::string g = tmp.file("two.h5"), part = tmp.file("two.r2.h5");
   ASSERT_NO_FATAL_FAILURE(synth_with_random_partition(g, part, 2, "0.7"));
-  const auto r = dpgnn::testing::run_command(mpiexec(2) + "train --config " + std::string(DPGNN_SOURCE_DIR) +
-                                             "/configs/recommended.yaml --set data.dataset=" + g +
-                                             " --set data.partition=" + part +
-                                             " --set privacy.target_epsilon=1 --set privacy.delta=1e-5"
-                                             " --set train.threads=1 --out " + tmp.file("two"));
+  const auto r = dpgnn::testing::run_command(recommended_train(g, part, 1) + " --out " + tmp.file("two"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("class shares kept at the model's"), std::string::npos) << r.output;
   const auto summary = testing::read_json(tmp.file("two") + "/summary.json");

@@ -32,7 +32,7 @@ TEST(Install, APrefixIsSelfContainedAndTrains) {
   EXPECT_NE(version.output.find("tools: " + fs::canonical(prefix).string() + "/share/dpgnn/tools"), std::string::npos)
       << version.output;
 
-  if (!testing::shared_data_available()) GTEST_SKIP() << testing::shared_dir() << "/data not present: no Cora";
+  DPGNN_NEED_SHARED_DATA();
   const auto import = run_command(dpgnn + " import planetoid --dir " + testing::shared_dir() +
                                   "/data/cora/planetoid --name cora --out " + tmp.file("cora.h5") + " 2>&1");
   ASSERT_EQ(import.exit_code, 0) << import.output;

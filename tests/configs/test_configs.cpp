@@ -608,7 +608,7 @@ TEST_P(DryRun, EveryConfigOfTheDatasetPlansARunAfterDpgnnPrepare) {
   const char* all = std::getenv("DPGNN_CONFIG_DRY_RUNS");
   if (ds != "cora" && ds != "twitch-ptbr" && (all == nullptr || std::string(all) != "all"))
     GTEST_SKIP() << "set DPGNN_CONFIG_DRY_RUNS=all to dry-run " << ds << " too (about a minute per dataset)";
-  if (!testing::shared_data_available()) GTEST_SKIP() << "no " << DPGNN_SHARED_DIR << "/data";
+  DPGNN_NEED_SHARED_DATA();
   // The configs' paths are relative to the repository root, with ../shared beside it: a root
   // folder in tmp with tmp/shared a link to this build's shared folder.
   TempDir tmp;

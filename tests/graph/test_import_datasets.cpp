@@ -17,6 +17,7 @@
 
 #include "dpgnn/graph/validate.h"
 #include "import_test_util.h"
+#include "test_support.h"
 
 namespace dpgnn::graph {
 namespace {
@@ -80,8 +81,8 @@ std::int64_t nonzeros(const std::vector<float>& x) {
   return n;
 }
 
+// Its callers check DPGNN_NEED_SHARED_DATA() first.
 void import_and_check(const std::vector<std::string>& import_args, const Expect& e) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
   test::TempDir tmp;
   const std::string out = tmp.file("out.h5");
   std::vector<std::string> args = {"import"};
@@ -155,19 +156,19 @@ std::string data(const std::string& rel) { return kData + "/" + rel; }
 // ---- Planetoid ----------------------------------------------------------------------------
 
 TEST(ImportSharedData, CoraPlanetoid) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"planetoid", "--dir", data("cora/planetoid"), "--name", "cora"},
                    {"cora/planetoid", LabelKeys::by_id, true, stats_of("cora/planetoid")["features_dim"].get<std::int64_t>(), true});
 }
 
 TEST(ImportSharedData, PubmedPlanetoidWithoutFeatures) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"planetoid", "--dir", data("pubmed/planetoid"), "--name", "pubmed", "--no-features"},
                    {"pubmed/planetoid", LabelKeys::by_id, false, -1, true});
 }
 
 TEST(ImportSharedData, PubmedPlanetoidFailsNamingTheMissingAllx) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   test::TempDir tmp;
   const RunResult r = run_dpgnn(
       {"import", "planetoid", "--dir", data("pubmed/planetoid"), "--name", "pubmed", "--out", tmp.file("p.h5")}, tmp);
@@ -181,50 +182,50 @@ TEST(ImportSharedData, PubmedPlanetoidFailsNamingTheMissingAllx) {
 // ---- npz ------------------------------------------------------------------------------------
 
 TEST(ImportSharedData, CoraGnnBenchmarkNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("cora/gnn-benchmark/cora.npz")},
                    {"cora/gnn_benchmark", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, CoraMlNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("cora-ml/cora_ml.npz")}, {"cora-ml", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, PolblogsNpzHasNoFeatures) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("polblogs/polblogs.npz")}, {"polblogs", LabelKeys::by_id, false});
 }
 TEST(ImportSharedData, AmazonPhotoNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("amazon-photo/amazon_photo.npz")}, {"amazon-photo", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, AmazonComputersNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("amazon-computers/amazon_cs.npz")},
                    {"amazon-computers", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, CoauthorCsNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("coauthor-cs/coauthor_cs.npz")}, {"coauthor-cs", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, CoauthorPhysicsNpz) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("coauthor-physics/coauthor_phy.npz")},
                    {"coauthor-physics", LabelKeys::by_id, true});
 }
 TEST(ImportSharedData, BlogcatalogNpzLabelsAreShiftedToZeroBased) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("blogcatalog/blogcatalog.npz")},
                    {"blogcatalog", LabelKeys::by_id_plus_one, true});
 }
 TEST(ImportSharedData, FlickrLaneNpzLabelsAreShiftedToZeroBased) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   import_and_check({"npz", "--file", data("flickr-lane/flickr.npz")}, {"flickr-lane", LabelKeys::by_id_plus_one, true});
 }
 
 // ---- MUSAE / FEATHER ------------------------------------------------------------------------
 
 TEST(ImportSharedData, FacebookPagePage) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   const std::string d = data("facebook-page-page/");
   import_and_check({"musae", "--edges", d + "facebook_edges.csv", "--target", d + "facebook_target.csv", "--features",
                     d + "facebook.json", "--id-column", "id", "--label-column", "page_type"},
@@ -240,7 +241,7 @@ std::int64_t twitch_feature_space() {
 }
 
 void import_twitch(const std::string& country, const std::string& upper) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   const std::string d = data("twitch-" + country + "/") + upper;
   const std::int64_t space = twitch_feature_space();
   import_and_check({"musae", "--edges", d + "_edges.csv", "--target", d + "_target.csv", "--features", d + ".json",
@@ -258,7 +259,7 @@ TEST(ImportSharedData, TwitchZhtw) { import_twitch("zhtw", "ZHTW"); }
 // Without --num-features, a Twitch country whose lists never use the top ids (PTBR's max id
 // is 3168) still gets the shared id space.
 TEST(ImportSharedData, TwitchDefaultsToTheSharedFeatureSpace) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   ASSERT_LT(stats_of("twitch-ptbr")["features"]["max_id"].get<std::int64_t>() + 1, twitch_feature_space());
   const std::string d = data("twitch-ptbr/") + "PTBR";
   import_and_check({"musae", "--edges", d + "_edges.csv", "--target", d + "_target.csv", "--features", d + ".json",
@@ -267,14 +268,14 @@ TEST(ImportSharedData, TwitchDefaultsToTheSharedFeatureSpace) {
 }
 
 TEST(ImportSharedData, GithubSocialWithoutFeatures) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   const std::string d = data("github-social/");
   import_and_check({"musae", "--edges", d + "git_edges.csv", "--target", d + "git_target.csv", "--id-column", "id",
                     "--label-column", "ml_target"},
                    {"github-social", LabelKeys::by_name, false});
 }
 TEST(ImportSharedData, DeezerEuropeWithoutFeatures) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   const std::string d = data("deezer-europe/");
   import_and_check({"musae", "--edges", d + "deezer_gendered_edges.csv", "--target", d + "deezer_gendered_target.csv",
                     "--id-column", "id", "--label-column", "target"},
@@ -284,7 +285,7 @@ TEST(ImportSharedData, DeezerEuropeWithoutFeatures) {
 // ---- the command-line contract ----------------------------------------------------------------
 
 TEST(ImportCommand, ExistingOutputIsNotOverwrittenWithoutForce) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   test::TempDir tmp;
   const std::string out = test::write_text(tmp.file("taken.h5"), "keep me");
   const std::vector<std::string> args = {"import", "npz", "--file", data("polblogs/polblogs.npz"), "--out", out};
@@ -301,7 +302,7 @@ TEST(ImportCommand, ExistingOutputIsNotOverwrittenWithoutForce) {
 }
 
 TEST(ImportCommand, PrintsTheDuplicateAndSelfLoopCounts) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   test::TempDir tmp;
   const RunResult r = run_dpgnn({"import", "planetoid", "--dir", data("cora/planetoid"), "--name", "cora", "--out",
                                  tmp.file("c.h5")},
@@ -315,7 +316,7 @@ TEST(ImportCommand, PrintsTheDuplicateAndSelfLoopCounts) {
 }
 
 TEST(ImportCommand, SameSeedSameSplitOtherSeedOtherSplit) {
-  if (!fs::is_directory(kData)) GTEST_SKIP() << kData << " not present";
+  DPGNN_NEED_SHARED_DATA();
   test::TempDir tmp;
   auto import_with_seed = [&](const std::string& seed, const std::string& name) {
     const RunResult r = run_dpgnn({"import", "npz", "--file", data("polblogs/polblogs.npz"), "--seed", seed, "--out",

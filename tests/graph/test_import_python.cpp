@@ -13,6 +13,7 @@
 
 #include "dpgnn/graph/validate.h"
 #include "import_test_util.h"
+#include "test_support.h"
 
 namespace dpgnn::graph {
 namespace {
@@ -163,8 +164,7 @@ TEST(ImportNpz, ANonNpzFileIsADataError) {
 }
 
 TEST(PythonConverter, AMissingInterpreterNamesTheDebianPackages) {
-  if (!std::filesystem::is_directory(std::string(DPGNN_SHARED_DIR) + "/data"))
-    GTEST_SKIP() << DPGNN_SHARED_DIR << "/data not present (the shared datasets are not part of the repository)";
+  DPGNN_NEED_SHARED_DATA();
   test::TempDir tmp;
   const RunResult r = run("DPGNN_PYTHON=/nonexistent/python3",
                           {"import", "npz", "--file", std::string(DPGNN_SHARED_DIR) + "/data/polblogs/polblogs.npz",

@@ -93,7 +93,8 @@ class TempDir {
 };
 
 // Imports Planetoid Cora into `out` with the dpgnn binary; returns false (with the reason)
-// when the shared data or the import subcommand is not available.
+// when the shared data is missing or the import fails (callers check DPGNN_NEED_SHARED_DATA()
+// first, so a false here is a failure).
 inline bool import_cora(const std::string& out, std::string* why) {
   const std::string dir = std::string(DPGNN_SHARED_DIR) + "/data/cora/planetoid";
   if (!std::filesystem::exists(dir + "/ind.cora.graph")) {

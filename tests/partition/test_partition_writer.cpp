@@ -16,6 +16,7 @@
 #include "dpgnn/util/error.h"
 #include "dpgnn/util/hdf5.h"
 #include "partition_test_data.h"
+#include "test_support.h"
 
 namespace dpgnn::partition {
 namespace {
@@ -293,8 +294,9 @@ TEST(PartitionFile, DatasetViewIsOnePartWithIdentityIdsAndItsOwnChecksum) {
 TEST(PartitionDataset, CoraInFourMetisPartsIsCompleteBalancedAndDeterministic) {
   TempDir tmp;
   const std::string cora = tmp.file("cora.h5");
+  DPGNN_NEED_SHARED_DATA();
   std::string why;
-  if (!testing::import_cora(cora, &why)) GTEST_SKIP() << why;
+  ASSERT_TRUE(testing::import_cora(cora, &why)) << why;
   partition_dataset(cora, tmp.file("p1.h5"), options(Method::metis, 4, 0));
   partition_dataset(cora, tmp.file("p2.h5"), options(Method::metis, 4, 0));
   expect_valid_partition(cora, tmp.file("p1.h5"), 4, 0.05, true);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
+
 namespace dpgnn::privacy::testing {
 
 inline std::string reference_dir() { return std::string(DPGNN_SHARED_DIR) + "/reference/accountant/"; }
@@ -51,11 +53,10 @@ inline std::vector<Row> read_reference_csv(const std::string& name) {
   return rows;
 }
 
-#define DPGNN_REQUIRE_REFERENCE()                                                         \
-  do {                                                                                    \
-    if (!::dpgnn::privacy::testing::reference_available())                                \
-      GTEST_SKIP() << "reference tables not found at "                                    \
-                   << ::dpgnn::privacy::testing::reference_dir();                          \
+#define DPGNN_REQUIRE_REFERENCE()                                                               \
+  do {                                                                                          \
+    if (!::dpgnn::privacy::testing::reference_available())                                      \
+      DPGNN_SKIP_OR_FAIL_UNDER_CI("reference tables not found at " << ::dpgnn::privacy::testing::reference_dir()); \
   } while (0)
 
 // Relative difference, for the README's tolerances (RDP 1e-6, epsilon 1e-4).

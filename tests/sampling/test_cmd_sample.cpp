@@ -17,6 +17,7 @@
 #include "dpgnn/partition/partition_writer.h"
 #include "dpgnn/sampling/sampler.h"
 #include "dpgnn/util/hdf5.h"
+#include "test_support.h"
 
 namespace dpgnn {
 namespace {
@@ -312,7 +313,8 @@ class CoraSampling : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (cora_ == nullptr) GTEST_SKIP() << "Cora not available: " << import_error_;
+    DPGNN_NEED_SHARED_DATA();
+    ASSERT_NE(cora_, nullptr) << "the import of Planetoid Cora failed: " << import_error_;
   }
   static inline graph::Dataset* cora_ = nullptr;
   static inline TempDir* dir_ = nullptr;

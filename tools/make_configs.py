@@ -858,6 +858,8 @@ def best_config(name, method):
               "nodes and propagated 8 steps at teleport 0.1 (dpar.center_outputs; docs/results.md, \"Issue 37: "
               "centred outputs\"); with two classes the propagated outputs keep the model's class shares "
               "(dpar.keep_class_shares; \"Issue 37: class shares kept\").",
+              "With 3 or more classes and training nodes x epsilon below 3000 the model is the class sums instead of "
+              "DP-SGD (dpar.learner auto; docs/results.md, \"Issue 37: the class sums\").",
               "What this file does not set is the method's default (docs/configs.md, 'Method defaults')."]
     else:
         h += ["Everything this file does not set is the method's default (docs/configs.md, 'Method defaults'; "

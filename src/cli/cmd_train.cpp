@@ -32,6 +32,11 @@ std::string check_line(const train::Config& c) {
     s << ", target epsilon " << c.privacy.target_epsilon << " at delta " << c.privacy.delta << ", noise multiplier ";
     if (c.privacy.noise_multiplier)
       s << *c.privacy.noise_multiplier;
+    else if (c.method == "dpar" && c.dpar.learner == "class_sums")
+      s << "calibrated for the class sums (one release, no steps)";
+    else if (c.method == "dpar" && c.dpar.learner == "auto")
+      s << "calibrated over " << c.train.max_steps
+        << " steps, or for the class sums (dpar.learner auto: decided on the data's class count and training mask)";
     else
       s << "calibrated over " << c.train.max_steps << " steps";
     s << ", clip " << c.privacy.clip_norm;

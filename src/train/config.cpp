@@ -159,6 +159,14 @@ std::vector<Field> sampler_and_dpar_fields() {
                 "never | binary: after the inference propagation, offset each class so that the mean predicted "
                 "probabilities over all nodes equal the model's before the propagation (binary: only on single-label "
                 "data with two classes, without the label release)"),
+      DPGNN_STR("dpar.learner", dpar.learner,
+                "sgd | class_sums | auto: how the linear model is learnt: DP-SGD (the paper), or one Gaussian release "
+                "of the per-class sums of the training nodes' features, which are its weights (no steps; not in the "
+                "paper); auto: class_sums on single-label data with 3 or more classes, without DP-APPR or the label "
+                "release, when training nodes x target_epsilon < dpar.class_sums_below, else sgd "
+                "(docs/privacy.md, \"DPAR's class sums\")"),
+      DPGNN_NUM("dpar.class_sums_below", dpar.class_sums_below, double, "number",
+                "dpar.learner auto picks class_sums below this many training nodes x target_epsilon, >= 0"),
   };
 }
 
@@ -470,6 +478,17 @@ void validate(const Config& c) {
   require((d.appr_nodes >= 1 ? d.appr_fraction : 0.0) + d.label_fraction < 1, f, "dpar.label_fraction",
           "plus dpar.appr_fraction must be < 1 (DP-SGD needs a share of the budget)");
   require(std::isfinite(d.label_min_epsilon) && d.label_min_epsilon >= 0, f, "dpar.label_min_epsilon", "must be >= 0");
+  require(d.learner == "sgd" || d.learner == "class_sums" || d.learner == "auto", f, "dpar.learner",
+          "must be sgd, class_sums or auto, got '" + d.learner + "'");
+  require(std::isfinite(d.class_sums_below) && d.class_sums_below >= 0, f, "dpar.class_sums_below", "must be >= 0");
+  require(d.learner != "class_sums" || d.appr_nodes == 0, f, "dpar.learner",
+          "class_sums needs dpar.appr_nodes: 0 (the class sums are over each node's own features; DP-APPR's "
+          "aggregated examples are for DP-SGD)");
+  require(d.learner != "class_sums" || (c.model.layers == 1 && !c.model.bias), f, "dpar.learner",
+          "class_sums makes the weights of a linear model without bias: it needs model.layers: 1 and model.bias: "
+          "false");
+  require(d.learner != "class_sums" || !c.privacy.noise_multiplier, f, "dpar.learner",
+          "class_sums is calibrated to privacy.target_epsilon (it has no steps); unset privacy.noise_multiplier");
   require(d.label_fraction == 0 || d.graph_sampling_rate >= 1, f, "dpar.label_fraction",
           "cannot be combined with dpar.graph_sampling_rate < 1 (the labels of every training node would be "
           "released, outside the hidden sample that amplifies the epsilon)");

@@ -31,6 +31,7 @@ PrivacyPlan::PrivacyPlan(const Config& cfg, const methods::MethodSpec& spec, con
       meta_(meta),
       rank_(rank),
       private_(spec.is_private()),
+      steps_(!spec.is_private() || spec.takes_steps(cfg)),
       releases_(spec.is_private() ? spec.pre_training_releases(cfg)
                                   : std::vector<const methods::PreTrainingRelease*>{}),
       conversion_(cfg.privacy.conversion == "mironov" ? privacy::Conversion::kMironov : privacy::Conversion::kBalle),
@@ -45,6 +46,7 @@ privacy::Mechanism PrivacyPlan::mechanism_for(const SubgraphEpochs& e, double z)
 }
 
 double PrivacyPlan::calibrate_steps_noise(const SubgraphEpochs& epochs) const {
+  if (!steps_) return 0.0;  // no steps: nothing to calibrate (a release made the model)
   if (cfg_.privacy.noise_multiplier) return *cfg_.privacy.noise_multiplier;
   privacy::CalibrationOptions co;
   co.conversion = conversion_;
@@ -78,15 +80,19 @@ void PrivacyPlan::calibrate(const SubgraphEpochs& epochs) {
   for (const auto* r : releases_) {
     const auto why = r->refusal(cfg_, meta_);
     ensure(!why, why.value_or(""));
-    // Each release alone spends its share of the target; the steps are calibrated after all.
+    // Each release alone spends its share of the target; the steps are calibrated after all. A
+    // release that spends the rest is calibrated after the others, as the steps are.
     privacy::CalibrationOptions co;
     co.conversion = conversion_;
     co.accountant = kind_;
     co.subsample = outer_subsample_;
+    const bool rest = r->spends_the_rest();
+    if (rest && !release_events_.empty()) co.prior_rdp = privacy::events_rdp(release_events_, privacy::default_orders());
     double z = 0.0;
     try {
       z = privacy::calibrate_events([&](double s) { return r->events(cfg_, meta_, s); },
-                                    r->budget_fraction(cfg_) * cfg_.privacy.target_epsilon, cfg_.privacy.delta, co)
+                                    (rest ? 1.0 : r->budget_fraction(cfg_)) * cfg_.privacy.target_epsilon,
+                                    cfg_.privacy.delta, co)
               .noise_multiplier;
     } catch (const std::invalid_argument& e) {
       ensure(false, cfg_.source + ": cannot calibrate the pre-training release " + r->name() + ": " + e.what());
@@ -95,9 +101,14 @@ void PrivacyPlan::calibrate(const SubgraphEpochs& epochs) {
     events_of_.push_back(r->events(cfg_, meta_, z));
     release_events_.insert(release_events_.end(), events_of_.back().begin(), events_of_.back().end());
   }
+  set_steps_noise(epochs);
+}
+
+void PrivacyPlan::set_steps_noise(const SubgraphEpochs& epochs) {
   z_ = calibrate_steps_noise(epochs);
-  mech_ = mechanism_for(epochs, z_);
-  sigma_ = privacy::noise_std(mech_, cfg_.privacy.clip_norm);
+  // Without steps the mechanism only names the population (summaries); sigma stays 0.
+  mech_ = mechanism_for(epochs, steps_ ? z_ : 1.0);
+  sigma_ = steps_ ? privacy::noise_std(mech_, cfg_.privacy.clip_norm) : 0.0;
 }
 
 void PrivacyPlan::follow(const SubgraphEpochs& epochs) {
@@ -107,7 +118,7 @@ void PrivacyPlan::follow(const SubgraphEpochs& epochs) {
 }
 
 void PrivacyPlan::make_grid(std::int64_t num_params, std::int64_t batch) {
-  if (!private_) return;
+  if (!private_ || !steps_) return;
   num_params_ = num_params;
   try {
     // With a hidden sample, exchanging a sampled node for another can move its example to
@@ -214,17 +225,20 @@ methods::PreRelease PrivacyPlan::release_before_training(const Config& cfg, cons
       for (auto& [row, f] : one.example_features) p.example_features.emplace(row, std::move(f));
       if (one.in_sample) p.in_sample = std::move(one.in_sample);
       if (one.labels) p.labels = std::move(one.labels);
+      if (!one.initial_weights.empty()) p.initial_weights = std::move(one.initial_weights);
     }
   }
   occurrence_ = p.occurrence_bound;
   epochs.restrict_to(p);
-  z_ = calibrate_steps_noise(epochs);
-  mech_ = mechanism_for(epochs, z_);
-  sigma_ = privacy::noise_std(mech_, cfg_.privacy.clip_norm);
+  set_steps_noise(epochs);
   make_grid(num_params_, epochs.m());
   if (rank_ == 0) {
     for (const auto& s : summaries) spdlog::info("{}", s);
-    spdlog::info("privacy: the release{} spent epsilon {:.4f} of {}; steps recalibrated after {}: {} (sigma = {:.4g})",
+    if (!steps_)
+      spdlog::info("privacy: the release{} spent epsilon {:.4f} of {}; no DP-SGD steps", releases_.size() > 1 ? "s" : "",
+                   epsilon(), cfg_.privacy.target_epsilon);
+    else
+      spdlog::info("privacy: the release{} spent epsilon {:.4f} of {}; steps recalibrated after {}: {} (sigma = {:.4g})",
                  releases_.size() > 1 ? "s" : "", epsilon(), cfg_.privacy.target_epsilon,
                  releases_.size() > 1 ? "them" : "it", mech_.to_string(), sigma_);
   }
@@ -265,6 +279,7 @@ std::int64_t steps_within(const privacy::Accountant& acc, const Config& cfg, con
 
 std::int64_t PrivacyPlan::budget_end(std::int64_t from, std::int64_t max_steps) const {
   if (!private_ || from >= max_steps) return max_steps;
+  if (!steps_) return from;
   return from + steps_within(*accountant_, cfg_, mech_, max_steps - from);
 }
 
@@ -275,15 +290,19 @@ privacy::Accountant PrivacyPlan::fresh_run_history() const {
   return acc;
 }
 
+std::int64_t PrivacyPlan::max_steps() const { return steps_ ? cfg_.train.max_steps : 0; }
+
 std::int64_t PrivacyPlan::planned_steps() const {
   if (!private_) return cfg_.train.max_steps;
+  if (!steps_) return 0;
   return steps_within(fresh_run_history(), cfg_, mech_, cfg_.train.max_steps);
 }
 
 std::string PrivacyPlan::planned_epsilon_source() const {
   if (!private_) return "none";
   privacy::Accountant acc = fresh_run_history();
-  if (const std::int64_t steps = steps_within(acc, cfg_, mech_, cfg_.train.max_steps); steps > 0) acc.step(mech_, steps);
+  if (const std::int64_t steps = steps_ ? steps_within(acc, cfg_, mech_, cfg_.train.max_steps) : 0; steps > 0)
+    acc.step(mech_, steps);
   return acc.epsilon(cfg_.privacy.delta).pld ? "pld" : "rdp";
 }
 
@@ -313,6 +332,11 @@ void PrivacyPlan::record_end(const nlohmann::json& end) {
 }
 
 std::string PrivacyPlan::describe() const {
+  if (!steps_)
+    return fmt::format("privacy: {}; no DP-SGD steps (the release makes the model), release scale{} {:.4g}, target "
+                       "epsilon {} at delta {}",
+                       spec_.accountant(cfg_), release_z_.size() > 1 ? "s" : "", fmt::join(release_z_, ", "),
+                       cfg_.privacy.target_epsilon, cfg_.privacy.delta);
   return fmt::format("privacy: {} accountant, population {}, noise multiplier {:.4g} (sigma = {:.4g} for clip {}), "
                      "target epsilon {} at delta {}{}",
                      spec_.accountant(cfg_), mech_.dataset_size, z_, sigma_, cfg_.privacy.clip_norm,

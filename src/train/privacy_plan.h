@@ -59,6 +59,10 @@ class PrivacyPlan {
   // Collective-safe, for a dry run: the steps a fresh run may take within the target at the
   // calibrated noise (after the release's events, with g = 1), at most max_steps.
   std::int64_t planned_steps() const;
+  // The most steps the run takes: train.max_steps, or 0 when the method takes none
+  // (MethodSpec::takes_steps: a release made the model).
+  std::int64_t max_steps() const;
+  bool takes_steps() const { return steps_; }
   // Which accountant gives that fresh run's epsilon: "pld", or "rdp" where privacy.accountant
   // is rdp or the history holds a mechanism without a PLD pair (DPAR's exponential and
   // randomized-response releases); "none" for a run that is not private.
@@ -90,6 +94,7 @@ class PrivacyPlan {
 
  private:
   double calibrate_steps_noise(const SubgraphEpochs& epochs) const;
+  void set_steps_noise(const SubgraphEpochs& epochs);  // z_, mech_, sigma_ of the steps
   // A fresh run's history before its steps: the releases' events (and the outer subsample).
   privacy::Accountant fresh_run_history() const;
   privacy::Mechanism mechanism_for(const SubgraphEpochs& epochs, double z) const;
@@ -104,6 +109,7 @@ class PrivacyPlan {
   const graph::DatasetMeta& meta_;
   int rank_;
   bool private_;
+  bool steps_;  // the method takes steps (a private run without them: the release is the model)
   std::vector<const methods::PreTrainingRelease*> releases_;
   std::optional<privacy::Subsample> outer_subsample_;
   privacy::Conversion conversion_;

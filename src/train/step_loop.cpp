@@ -100,7 +100,7 @@ namespace {
 double stop_before_first_step(StepContext& ctx, std::int64_t start_step, std::int64_t ledger_steps) {
   double stop = 0.0;
   if (ctx.comms.rank() == 0) {
-    if (start_step >= ctx.cfg.train.max_steps) stop = kStopMaxSteps;
+    if (start_step >= ctx.plan.max_steps()) stop = kStopMaxSteps;
     else if (ctx.plan.is_private() && start_step >= ledger_steps && ctx.plan.next_step_exceeds()) stop = kStopBudget;
   }
   ctx.comms.broadcast(&stop, 1, 0);
@@ -147,7 +147,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
   double stop = stop_before_first_step(ctx, start_step, ledger_steps);
   if (stop > 0) r.stopped_by = stop_reason(stop);
   // The step the run will stop at, for the ETA (rank 0).
-  const std::int64_t end_step = rank == 0 ? ctx.plan.budget_end(start_step, cfg.train.max_steps) : 0;
+  const std::int64_t end_step = rank == 0 ? ctx.plan.budget_end(start_step, ctx.plan.max_steps()) : 0;
 
   // [gradient | loss | count | stop | interrupt] in float64: a private run's gradient travels as
   // integers on the noise grid (noise/discrete_gaussian.h), which a float64 all-reduce sums exactly.
@@ -181,7 +181,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
     if (timing) lap();
     const BatchPipeline::StepBatch step_batch = batches.take(step);
     const std::vector<Pick>& picks = step_batch.picks;
-    if (step + 1 < cfg.train.max_steps) batches.request(step + 1);
+    if (step + 1 < ctx.plan.max_steps()) batches.request(step + 1);
     const double ms_batch = timing ? lap() : 0.0;
     double ms_grad = 0.0;
     grad.zero_();
@@ -199,7 +199,7 @@ LoopResult run_steps(StepContext& ctx, std::int64_t start_step, std::int64_t led
         ctx.plan.record_step(step);  // durable before anything uses the step's result
         fault_point_after_step(step);
       }
-      if (step + 1 >= cfg.train.max_steps) stop_code = kStopMaxSteps;
+      if (step + 1 >= ctx.plan.max_steps()) stop_code = kStopMaxSteps;
     }
     at::Tensor grid_sum = buffer.narrow(0, 0, P);
     if (priv) {

@@ -121,10 +121,28 @@ RunStart open_run_directory(RunDirectory& dir, const TrainOptions& opt, const Th
   return start;
 }
 
+// The model a release made (DPAR's class sums): its parameters, and the average's start.
+void set_release_weights(ModelState& state, const std::vector<float>& weights) {
+  if (static_cast<std::int64_t>(weights.size()) != state.net.num_parameters())
+    throw Error("the release's weights have " + std::to_string(weights.size()) + " values, the model " +
+                    std::to_string(state.net.num_parameters()),
+                kExitInternal);
+  torch::NoGradGuard no_grad;
+  const at::Tensor flat =
+      torch::from_blob(const_cast<float*>(weights.data()), {static_cast<std::int64_t>(weights.size())}, torch::kFloat32)
+          .to(state.net.device(), state.net.dtype());
+  state.net.unflatten(flat);
+  if (state.ema.defined()) state.ema.copy_(state.net.flat_parameters());
+}
+
 }  // namespace
 
-TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist::Collectives& comms) {
+TrainSummary run_training(const Config& requested, const TrainOptions& opt, const dist::Collectives& comms) {
   const auto t_start = std::chrono::steady_clock::now();
+  // The config the run uses: the requested one until the data is known, then with the method's
+  // public choices resolved (MethodSpec::resolved; DPAR's dpar.learner auto).
+  Config run_config = requested;
+  const Config& cfg = run_config;
   dist::Communicator& comm = comms.host();  // the stages below move host buffers only
   const int rank = comm.rank(), world = comm.size();
   const methods::MethodSpec& spec = methods::method_spec(cfg.method_enum());
@@ -151,6 +169,14 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   ensure(meta.num_features > 0, rank,
          pf.path() + ": the dataset has no node features (num_features = 0); dpgnn trains on node features");
   normalize_feature_rows(shard.features.data(), shard.num_local(), meta.num_features, cfg.model.input_norm);
+  {
+    std::int64_t total_train = 0;
+    for (auto n : pf.part_train_nodes()) total_train += n;
+    run_config = spec.resolved(requested, meta, total_train);
+    if (rank == 0 && requested.dpar.learner != cfg.dpar.learner)
+      spdlog::info("dpar.learner auto: {} ({} training nodes x epsilon {}; class_sums below {}, with 3 or more classes)",
+                   cfg.dpar.learner, total_train, cfg.privacy.target_epsilon, cfg.dpar.class_sums_below);
+  }
 
   // ---- compute set-up ------------------------------------------------------------------------
   const int threads = cfg.train.threads > 0 ? cfg.train.threads : default_threads_per_rank(opt.local_ranks);
@@ -181,7 +207,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   const auto propagation = spec.propagation(cfg, meta);
   evaluator.set_propagation(propagation.steps, propagation.alpha, propagation.center, propagation.keep_shares);
   plan.make_grid(state.net.num_parameters(), epochs.m());
-  if (rank == 0 && plan.is_private())
+  if (rank == 0 && plan.is_private() && plan.takes_steps())
     spdlog::info("noise: exact discrete Gaussian on a grid of {:.3g} (std {:.6g}, {:.3g} above sigma for the "
                  "rounding to the grid)",
                  plan.grid().gamma, plan.grid().sigma_effective, plan.grid().sigma_effective / plan.sigma() - 1.0);
@@ -214,6 +240,7 @@ TrainSummary run_training(const Config& cfg, const TrainOptions& opt, const dist
   if (release.labels)
     evaluator.set_label_evidence(release.labels->categories, release.labels->keep_probability, release.labels->nodes,
                                  release.labels->labels, cfg.dpar.choose_steps);
+  if (!release.initial_weights.empty()) set_release_weights(state, release.initial_weights);
   if (start.start_step > 0) {
     state.load_from_rank0(dir.paths().checkpoint().string(), comm, rank);
     if (rank == 0) spdlog::info("resuming after step {} ({} steps in the ledger)", start.start_step, start.ledger_steps);

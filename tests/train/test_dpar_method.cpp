@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "../../src/train/methods/dpar_appr.h"
+#include "../../src/train/methods/dpar_class_sums.h"
 #include "../../src/train/methods/method.h"
 #include "dpgnn/model/gnn.h"
 #include "dpgnn/privacy/accountant.h"
@@ -181,6 +184,76 @@ TEST(DparMethod, WithoutTheDpApprReleaseEveryNodeIsAnExampleAndFullBatchStepsAre
   EXPECT_EQ(le[0].mechanism.scheme, privacy::Scheme::kRandomizedResponse);
   EXPECT_EQ(le[1].release, "sgd");
   EXPECT_EQ(le[1].mechanism.dataset_size, 400);
+}
+
+// dpar.learner class_sums (methods/dpar_class_sums.h): ONE Gaussian release, recorded first, that
+// spends the whole target (a single Gaussian of mu-GDP mu: z = 1 / mu = 3.73063 at epsilon 1,
+// delta 1e-5, the mu of the test above), no steps, and the saved model's weights are the stored
+// sums over the training nodes; dpar.learner auto takes them while training nodes x epsilon <
+// 3000 (400 training nodes here) and DP-SGD from there, and the run records what it chose.
+TEST(DparMethod, TheClassSumsAreOneGaussianReleaseOfTheWholeBudgetAndNoSteps) {
+  dpgnn::testing::TempDir tmp;
+  const std::vector<std::string> sums = {"dpar.appr_nodes=0", "model.bias=false", "dpar.center_outputs=multiclass",
+                                         "privacy.delta=1e-5"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), sums.begin(), sums.end());
+    return dpar_config(more);
+  };
+  const std::string out = tmp.file("sums");
+  const TrainSummary s = train_in_process(with({"dpar.learner=class_sums", "privacy.target_epsilon=1"}), out, 2);
+  const auto entries = read_ledger(out + "/ledger.jsonl");
+  ASSERT_EQ(entries.size(), 1u) << "the release alone, no step";
+  EXPECT_EQ(entries[0].release, "class-sums");
+  EXPECT_EQ(entries[0].mechanism.scheme, privacy::Scheme::kGaussian);
+  EXPECT_EQ(entries[0].count, 1);
+  EXPECT_GE(entries[0].mechanism.noise_multiplier, 3.73063 * (1 - 1e-4));
+  EXPECT_LE(entries[0].mechanism.noise_multiplier, 3.73063 * 1.001);
+  EXPECT_LE(s.epsilon, 1.0);
+  EXPECT_GT(s.epsilon, 0.999);
+  EXPECT_EQ(s.steps, 0);
+  const auto summary = testing::read_json(out + "/summary.json");
+  ASSERT_EQ(summary.at("releases").size(), 1u);
+  EXPECT_EQ(summary.at("releases")[0].at("name"), "class-sums");
+  // The saved weights are the stored release over U = 400.
+  std::ifstream in(out + "/releases/class-sums.json");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const methods::ClassSums r = methods::parse_class_sums(bytes, "class-sums.json");
+  EXPECT_EQ(r.training_nodes, 400);
+  const std::vector<float> w = methods::class_sum_weights(r);
+  const auto names = testing::model_parameter_names(out + "/model.h5");
+  ASSERT_EQ(names.size(), 1u) << "one linear layer, no bias";
+  EXPECT_EQ(testing::read_model(out + "/model.h5", names), w);
+  // It learns: at epsilon 4 well above the 3 classes' chance.
+  const TrainSummary four = train_in_process(with({"dpar.learner=class_sums", "privacy.target_epsilon=4"}),
+                                             tmp.file("four"), 2);
+  EXPECT_GT(four.test_metric, 0.6);
+  // auto: 400 x 4 = 1600 < 3000, the class sums; 400 x 8 = 3200, DP-SGD. run.json records the choice.
+  const std::string a4 = tmp.file("auto4"), a8 = tmp.file("auto8");
+  train_in_process(with({"dpar.learner=auto", "privacy.target_epsilon=4"}), a4, 1);
+  EXPECT_EQ(read_ledger(a4 + "/ledger.jsonl")[0].release, "class-sums");
+  auto recorded = [](const std::string& run) { return testing::read_json(run + "/run.json").at("binding").at("config").get<std::string>(); };
+  EXPECT_NE(recorded(a4).find("learner: class_sums"), std::string::npos) << recorded(a4);
+  train_in_process(with({"dpar.learner=auto", "privacy.target_epsilon=8", "train.max_steps=3"}), a8, 1);
+  EXPECT_EQ(read_ledger(a8 + "/ledger.jsonl")[0].release, "sgd");
+  EXPECT_NE(recorded(a8).find("learner: sgd"), std::string::npos) << recorded(a8);
+}
+
+TEST(DparMethod, TheClassSumsRefuseWhatTheyCannotBe) {
+  dpgnn::testing::TempDir tmp;
+  auto refused = [](const std::vector<std::string>& o, const std::string& needle) {
+    try {
+      dpar_config(o);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  refused({"dpar.learner=class_sums", "model.bias=false"}, "dpar.appr_nodes: 0");
+  refused({"dpar.learner=class_sums", "dpar.appr_nodes=0"}, "model.bias: false");
+  refused({"dpar.learner=class_sums", "dpar.appr_nodes=0", "model.bias=false", "model.layers=2"}, "model.layers: 1");
+  refused({"dpar.learner=class_sums", "dpar.appr_nodes=0", "model.bias=false", "privacy.noise_multiplier=2"},
+          "privacy.noise_multiplier");
+  refused({"dpar.learner=sums"}, "must be sgd, class_sums or auto");
 }
 
 TEST(DparMethod, NoDpApprReleaseIsRefusedWithGraphSampling) {
@@ -552,7 +625,8 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
   EXPECT_GE(chosen["0.9"], 2);
   EXPECT_GE(acc_chosen["0.9"], acc_fixed["0.9"] - 0.01);
   // Below epsilon 6 (no label release) configs/recommended.yaml centres these 3-class outputs
-  // and propagates its centred steps.
+  // and propagates its centred steps; on this small graph at epsilon 1 (training nodes x epsilon
+  // < 3000) the model is the class sums, the only release.
   {
     const std::string g = tmp.file("g0.9.h5"), part = tmp.file("g0.9.r2.h5");
     const auto r = dpgnn::testing::run_command(recommended_train(g, part, 1) + " --out " + tmp.file("eps1"));
@@ -560,7 +634,10 @@ TEST(DparCli, WithReleasedLabelsTheInferenceStepsAreChosenOnThem) {
     const auto summary = testing::read_json(tmp.file("eps1") + "/summary.json");
     EXPECT_TRUE(summary.at("centered_outputs").get<bool>()) << summary.dump();
     EXPECT_EQ(summary.at("propagation_steps").get<int>(), 8) << summary.dump();
-    EXPECT_FALSE(summary.contains("releases")) << "no release below epsilon 6";
+    ASSERT_TRUE(summary.contains("releases")) << summary.dump();
+    ASSERT_EQ(summary.at("releases").size(), 1u) << "no label release below epsilon 6";
+    EXPECT_EQ(summary.at("releases")[0].at("name"), "class-sums");
+    EXPECT_EQ(summary.at("steps").get<int>(), 0);
   }
   // Heterophilous: 4 steps blur (about 0.54 here); the choice takes fewer and gains.
   EXPECT_LT(chosen["0.05"], 4);

@@ -268,6 +268,46 @@ TEST(RunLifecycle, TheLabelReleaseKilledAtEachPointAndResumedEndsLikeTheUninterr
   EXPECT_NE(refused.output.find("digest"), std::string::npos) << refused.output;
 }
 
+// DPAR's class sums (dpar.learner class_sums): the run is the release and no step. Killed at each
+// point of the release and resumed, the ledger and the model of the uninterrupted run (a crash
+// between the record and the file recomputes the same bytes from the same secret); a resume of
+// the finished run has nothing to do; an edited stored release is refused.
+TEST(RunLifecycle, TheClassSumsKilledAtEachPointAndResumedEndLikeTheUninterruptedRun) {
+  dpgnn::testing::TempDir tmp;
+  const std::string cfg = dpar_config(tmp, "dpar.yaml", "{target_epsilon: 2, noise_seed: 7}");
+  std::ofstream(cfg, std::ios::app) << "dpar: {appr_nodes: 0, learner: class_sums}\nmodel: {bias: false}\n";
+  const std::string whole = tmp.file("whole");
+  const CommandResult w = train("--config " + cfg + " --out " + whole);
+  ASSERT_EQ(w.exit_code, 0) << w.output;
+  const std::string ledger = ledger_records(whole);
+  EXPECT_NE(ledger.find("\"release\":\"class-sums\""), std::string::npos) << ledger;
+  EXPECT_EQ(ledger.find("\"release\":\"sgd\""), std::string::npos) << "no step: " << ledger;
+  const std::vector<float> params = params_of(whole);
+  for (const std::string point : {"before-release", "after-release-record", "after-release"}) {
+    const std::string run = tmp.file(point);
+    const CommandResult killed =
+        train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=" + point + ":class-sums");
+    ASSERT_NE(killed.exit_code, 0) << point << "\n" << killed.output;
+    const CommandResult resumed = train("--resume --out " + run);
+    ASSERT_EQ(resumed.exit_code, 0) << point << "\n" << resumed.output;
+    EXPECT_EQ(ledger_records(run), ledger) << point;
+    EXPECT_EQ(params_of(run), params) << point;
+  }
+  const CommandResult again = train("--resume --out " + whole);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
+  // An edited stored release is refused when a resume reads it (its digest is in the ledger).
+  std::string stored = bytes_of(tmp.file("before-release") + "/releases/class-sums.json");
+  const auto at = stored.find("\"values\":[") + 10;
+  stored[at] = stored[at] == '1' ? '2' : '1';
+  const std::string edited = tmp.file("edited");
+  ASSERT_NE(train("--config " + cfg + " --out " + edited, 2, "DPGNN_FAULT_EXIT_AT=after-release:class-sums").exit_code, 0);
+  std::ofstream(edited + "/releases/class-sums.json") << stored;
+  const CommandResult refused = train("--resume --out " + edited);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("digest"), std::string::npos) << refused.output;
+}
+
 // Every file (relative path -> bytes) under `dir`.
 std::map<std::string, std::string> files_of(const std::string& dir) {
   std::map<std::string, std::string> out;

@@ -128,6 +128,15 @@ struct DparSection {
   // propagation of a weak model's logits moves its shares (on Twitch-DE at epsilon 1 it put
   // too many nodes in the majority class; docs/results.md, "Issue 37: class shares kept").
   std::string keep_class_shares = "never";
+  // How f_theta is learnt: sgd (DP-SGD, Algorithm 2) | class_sums (not in the paper: ONE Gaussian
+  // release of the per-class sums of the training nodes' l2-clipped non-negative feature parts,
+  // which are the weights of the linear model; no steps; methods/dpar_class_sums.h) | auto
+  // (class_sums on single-label data with 3 or more classes, without DP-APPR or the label
+  // release, when training nodes x target_epsilon < class_sums_below; else sgd).
+  // At small budgets on small graphs DP-SGD's noise dominates and the sufficient statistic
+  // released once does better (docs/results.md, "Issue 37: the class sums").
+  std::string learner = "sgd";
+  double class_sums_below = 3000.0;
 };
 
 struct Config {

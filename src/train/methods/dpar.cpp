@@ -20,6 +20,10 @@
 //   labels  : with dpar.label_fraction (not in the paper), the training labels released by
 //             randomized response before training (dpar_labels.h) and combined with the
 //             model's predictions before the power iteration;
+//   class sums: with dpar.learner class_sums (or auto, where its rule holds; not in the paper)
+//             f_theta's weights are one Gaussian release of the per-class feature sums, which
+//             spends what the label release leaves, and no DP-SGD step is taken
+//             (dpar_class_sums.h);
 //   graph sampling: with dpar.graph_sampling_rate q' < 1 all of the above runs on a hidden
 //             uniform sample of the training nodes and the epsilon is amplified by it
 //             (outer_subsample; Sec. 3.2, Balle, Barthe & Gaboardi 2018 Sec. 5).
@@ -29,6 +33,7 @@
 #include <algorithm>
 
 #include "dpar_appr.h"
+#include "dpar_class_sums.h"
 #include "dpar_labels.h"
 #include "dpgnn/partition/partition_file.h"
 
@@ -104,11 +109,58 @@ class LabelRelease : public PreTrainingRelease {
   }
 };
 
+// The class sums (dpar_class_sums.h): the linear model's weights in one Gaussian release, the
+// last privacy cost of the run (after the label release, if any), so it spends the rest.
+class ClassSumsRelease : public PreTrainingRelease {
+ public:
+  std::string name() const override { return kClassSumsReleaseName; }
+  double budget_fraction(const Config& c) const override {
+    return 1.0 - (label_release_on(c) ? c.dpar.label_fraction : 0.0);
+  }
+  bool spends_the_rest() const override { return true; }
+  std::vector<privacy::AccountantEvent> events(const Config&, const graph::DatasetMeta&, double z) const override {
+    return {{privacy::Mechanism::gaussian(z), 1}};
+  }
+  std::optional<std::string> refusal(const Config& c, const graph::DatasetMeta& meta) const override {
+    if (meta.multilabel)
+      return c.source + ": key 'dpar.learner': class_sums needs one class per node, and the dataset is multi-label "
+                        "(set dpar.learner: sgd)";
+    if (meta.num_classes < 2) return c.source + ": key 'dpar.learner': class_sums needs at least 2 classes";
+    return std::nullopt;
+  }
+  std::string compute(const Config&, const partition::PartitionFile& pf, const partition::Shard& shard,
+                      dist::Communicator& comm, const Secret& key, double z) const override {
+    std::int64_t total_train = 0;
+    for (auto n : pf.part_train_nodes()) total_train += n;
+    return serialise_class_sums(release_class_sums(shard, comm, key, z, total_train));
+  }
+  PreRelease apply(const Config&, const std::string& stored, const partition::PartitionFile&,
+                   const partition::Shard&, dist::Communicator&, const Secret&) const override {
+    const ClassSums r = parse_class_sums(stored, "the stored class sums");
+    PreRelease p;
+    p.name = name();
+    p.initial_weights = class_sum_weights(r);
+    p.summary = "class sums: the linear model's " + std::to_string(r.classes) + " x " + std::to_string(r.features) +
+                " weights released once over " + std::to_string(r.training_nodes) +
+                " training nodes (no DP-SGD steps)";
+    return p;
+  }
+};
+
 class Dpar : public MethodSpec {
  public:
   std::string name() const override { return "dpar"; }
   std::string accountant(const Config&) const override { return "dpar_appr_then_group_wor"; }
   std::string pairing(const Config& c) const override {
+    if (c.dpar.learner == "class_sums")
+      return std::string(label_release_on(c) ? "the training labels by randomized response (" +
+                                                   std::to_string(static_cast<int>(c.dpar.label_fraction * 100 + 0.5)) +
+                                                   "% of the budget), then "
+                                             : "") +
+             "the class sums of the training nodes' features as the linear model, one Gaussian release (sensitivity "
+             "sqrt(2)), no DP-SGD steps";
+    if (c.dpar.learner == "auto")
+      return "dpar.learner auto: the class sums or DP-SGD, decided on the dataset's class count and training mask";
     return (c.dpar.appr_nodes > 0
                 ? "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
                       std::to_string(c.dpar.top_k) + ", " +
@@ -146,12 +198,21 @@ class Dpar : public MethodSpec {
 
   // dpar.appr_nodes 0: no DP-APPR release (every node its own example, g = 1), so with no label
   // release either the history is the steps alone and the PLD accountant can take it.
+  // The class sums come last: they spend what the label release leaves.
   std::vector<const PreTrainingRelease*> pre_training_releases(const Config& c) const override {
     std::vector<const PreTrainingRelease*> r;
     if (c.dpar.appr_nodes > 0) r.push_back(&appr_);
     if (label_release_on(c)) r.push_back(&labels_);
+    if (c.dpar.learner == "class_sums") r.push_back(&class_sums_);
     return r;
   }
+  // dpar.learner auto: the class sums or DP-SGD, by the rule of class_sums_chosen (public facts).
+  Config resolved(const Config& c, const graph::DatasetMeta& meta, std::int64_t total_train) const override {
+    Config r = c;
+    if (c.dpar.learner == "auto") r.dpar.learner = class_sums_chosen(c, meta, total_train) ? "class_sums" : "sgd";
+    return r;
+  }
+  bool takes_steps(const Config& c) const override { return c.dpar.learner != "class_sums"; }
   // dpar.center_outputs: the outputs centred over the nodes, then the centred propagation
   // (docs/results.md, "Issue 37: centred outputs"); otherwise the paper's (Sec. 4, Eq. 4).
   // multiclass: not with the label release, whose released labels give inference the class
@@ -171,6 +232,7 @@ class Dpar : public MethodSpec {
  private:
   DparRelease appr_;
   LabelRelease labels_;
+  ClassSumsRelease class_sums_;
 };
 
 }  // namespace

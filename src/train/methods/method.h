@@ -66,6 +66,9 @@ struct PreRelease {
   // (DPAR's hidden graph sample); empty: every training node.
   std::function<bool(std::int64_t)> in_sample;
   std::optional<ReleasedLabels> labels;  // the released training labels, if any
+  // The model's parameters as the release made them (flat, in the model's order; DPAR's class
+  // sums: the linear model's weights); empty: the model's own initialisation.
+  std::vector<float> initial_weights;
 };
 
 // A private release made once before the first training step (DPAR's DP-APPR), as an
@@ -79,6 +82,10 @@ class PreTrainingRelease {
   virtual std::string name() const = 0;  // the ledger's name, e.g. "dp-appr"
   // The share of the target epsilon the release alone spends.
   virtual double budget_fraction(const Config& c) const = 0;
+  // Whether the release is the run's last privacy cost and spends what the earlier releases
+  // left of the target (calibrated after them, as DP-SGD's steps are; the method then takes no
+  // steps: MethodSpec::takes_steps). Default: no, its own share.
+  virtual bool spends_the_rest() const { return false; }
   // Its privacy events at noise scale z (calibration finds z for the share above).
   virtual std::vector<privacy::AccountantEvent> events(const Config& c, const graph::DatasetMeta& meta,
                                                        double z) const = 0;
@@ -116,6 +123,13 @@ class MethodSpec {
   virtual std::string pairing(const Config& c) const = 0;
   // Defaults that replace the config table's for this method ("key", "YAML value").
   virtual std::vector<std::pair<std::string, std::string>> defaults() const { return {}; }
+  // The config with the choices the method makes from public facts of the data (the class
+  // count, the training mask's size) resolved, before anything is calibrated; the run binds
+  // and records the resolved config. Default: `c` as it is.
+  virtual Config resolved(const Config& c, const graph::DatasetMeta&, std::int64_t /*total_train*/) const { return c; }
+  // Whether the method trains by steps (DP-SGD or plain SGD); false when a pre-training release
+  // makes the model (DPAR's class sums): no step is taken and no step noise is calibrated.
+  virtual bool takes_steps(const Config&) const { return true; }
   // Why this config, though the method is private, is outside the guarantee, or nothing.
   virtual std::optional<std::string> outside_guarantee(const Config&) const { return std::nullopt; }
 

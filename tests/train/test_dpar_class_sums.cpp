@@ -1,7 +1,6 @@
 // DPAR's class sums (methods/dpar_class_sums.h): when dpar.learner auto chooses them; the partial
-// sums take each training node's non-negative feature part clipped to norm 1 (times a) and its
-// count weight b into its class's row, and replacing one node moves them by at most sqrt(2) (the
-// sensitivity the noise is
+// sums take each training node's non-negative feature part clipped to norm 1 into its class's
+// row, and replacing one node moves them by at most sqrt(2) (the sensitivity the noise is
 // calibrated to; reached when the two nodes' classes differ); the release's noise has the
 // standard deviation z sqrt(2) of that sensitivity (a chi-square bound failing with probability
 // < 1e-6), is a pure function of the key, and sums over ranks to what one rank releases up to the
@@ -80,17 +79,13 @@ TEST(DparClassSums, SumTheClippedNonNegativePartsOfTheTrainingNodesIntoTheirClas
   // norm above 1, node 2 is not a training node.
   const auto s = make_shard(2, 3, {0.6f, -0.5f, 0.8f, 3.0f, 4.0f, 0.0f, 1.0f, 1.0f, 1.0f}, {1, 0, 0}, {1, 1, 0});
   const std::vector<double> sums = local_class_sums(s);
-  ASSERT_EQ(sums.size(), 8u) << "2 classes x (3 features + the count)";
-  const double a = std::sqrt(1 - 0.25 * 0.25);
-  EXPECT_NEAR(sums[0], 0.6 * a, 1e-7);  // class 0 <- node 1 / 5
-  EXPECT_NEAR(sums[1], 0.8 * a, 1e-7);
-  EXPECT_EQ(sums[2], 0.0);
-  EXPECT_EQ(sums[3], 0.25) << "one node of class 0 (node 2 is not a training node)";
-  EXPECT_NEAR(sums[4], 0.6 * a, 1e-7);  // class 1 <- node 0's positive part, norm 1 already
-  EXPECT_EQ(sums[5], 0.0) << "the negative entry is not summed";
-  EXPECT_NEAR(sums[6], 0.8 * a, 1e-7);
-  EXPECT_EQ(sums[7], 0.25);
-  EXPECT_NEAR(sums[4] * sums[4] + sums[6] * sums[6] + sums[7] * sums[7], 1.0, 1e-7) << "a row of norm 1";
+  ASSERT_EQ(sums.size(), 6u);
+  EXPECT_NEAR(sums[0], 0.6, 1e-7);  // class 0 <- node 1 / 5
+  EXPECT_NEAR(sums[1], 0.8, 1e-7);
+  EXPECT_EQ(sums[2], 0.0) << "node 2 is not a training node";
+  EXPECT_NEAR(sums[3], 0.6, 1e-7);  // class 1 <- node 0's positive part, norm 1 already
+  EXPECT_EQ(sums[4], 0.0) << "the negative entry is not summed";
+  EXPECT_NEAR(sums[5], 0.8, 1e-7);
   auto bad = make_shard(2, 1, {1.0f}, {2});
   EXPECT_THROW(local_class_sums(bad), DataError);
 }
@@ -144,32 +139,41 @@ TEST(DparClassSums, TheNoiseHasTheStandardDeviationOfSensitivitySqrt2AndIsAFunct
     return out[0];
   };
   const ClassSums r = release(key, 1);
-  ASSERT_EQ(static_cast<std::int64_t>(r.values.size()), C * (F + 1));
+  ASSERT_EQ(static_cast<std::int64_t>(r.values.size()), C * F);
   double ss = 0.0;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     const double e = static_cast<double>(r.values[i]) * r.gamma - exact[i];
     ss += e * e;
   }
-  // The sum of 8004 squared N(0, s^2) / s^2 is chi-square(8004), of relative sd sqrt(2 / 8004) = 1.6%:
+  // The sum of 8000 squared N(0, s^2) / s^2 is chi-square(8000), of relative sd sqrt(2 / 8000) = 1.6%:
   // within 5 sd (+-8%) with probability > 1 - 1e-6; a sensitivity of 2 or 1 would give 2 or 0.5.
-  const double sigma = z * std::sqrt(2.0), dof = static_cast<double>(C * (F + 1));
+  const double sigma = z * std::sqrt(2.0), dof = static_cast<double>(C * F);
   EXPECT_NEAR(ss / (sigma * sigma) / dof, 1.0, 0.08);
   EXPECT_EQ(release(key, 1).values, r.values) << "the same key: the same bytes (a crash recomputes them)";
   EXPECT_NE(release(derive_secret(Secret{}, 2, "testclss"), 1).values, r.values);
   // Two ranks round their partial sums to the grid apart: at most one unit per coordinate more.
   const ClassSums two = release(key, 2);
   for (std::size_t i = 0; i < r.values.size(); ++i) EXPECT_LE(std::abs(two.values[i] - r.values[i]), 1);
-  // The weights: (class sum - count x overall mean) / U, from the released values.
+  // The weights: each released class sum less its component along the overall sum's direction,
+  // over U; so every class's weights are orthogonal to that direction.
   const std::vector<float> w = class_sum_weights(r);
   ASSERT_EQ(static_cast<std::int64_t>(w.size()), C * F);
-  const double a = std::sqrt(1 - 0.25 * 0.25);
-  const std::int64_t c = 2, f = 5;
-  double mean = 0.0;
-  for (std::int64_t k = 0; k < C; ++k) mean += static_cast<double>(r.values[k * (F + 1) + f]) * r.gamma / a / n;
-  const double count = static_cast<double>(r.values[c * (F + 1) + F]) * r.gamma / 0.25;
-  EXPECT_NEAR(count, std::count(y.begin(), y.end(), c), 5 * sigma / 0.25) << "the count column counts the class";
-  const double expect = (static_cast<double>(r.values[c * (F + 1) + f]) * r.gamma / a - count * mean) / n;
-  EXPECT_NEAR(w[c * F + f], expect, 1e-6 * std::abs(expect) + 1e-9);
+  std::vector<double> m(static_cast<std::size_t>(F), 0.0);
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t f = 0; f < F; ++f) m[f] += static_cast<double>(r.values[c * F + f]) * r.gamma;
+  double mm = 0.0;
+  for (double v : m) mm += v * v;
+  for (std::int64_t c = 0; c < C; ++c) {
+    double along = 0.0, wm = 0.0;
+    for (std::int64_t f = 0; f < F; ++f) {
+      along += static_cast<double>(r.values[c * F + f]) * r.gamma * m[f] / mm;
+      wm += static_cast<double>(w[c * F + f]) * m[f];
+    }
+    EXPECT_NEAR(wm / std::sqrt(mm), 0.0, 1e-4) << "class " << c << " keeps no part along the overall sum";
+    const std::int64_t f = 7;
+    const double expect = (static_cast<double>(r.values[c * F + f]) * r.gamma - along * m[f]) / n;
+    EXPECT_NEAR(w[c * F + f], expect, 1e-5 * std::abs(expect) + 1e-7);
+  }
 }
 
 TEST(DparClassSums, TheStoredFormRoundTripsAndAMalformedOneIsRefused) {
@@ -178,7 +182,7 @@ TEST(DparClassSums, TheStoredFormRoundTripsAndAMalformedOneIsRefused) {
   r.features = 3;
   r.training_nodes = 10;
   r.gamma = 0.1 / 3;
-  r.values = {1, -2, 3, 4, 5, -6, 7, 8};
+  r.values = {1, -2, 3, 4, 5, -6};
   const ClassSums back = parse_class_sums(serialise_class_sums(r), "x");
   EXPECT_EQ(back.values, r.values);
   EXPECT_EQ(back.gamma, r.gamma);

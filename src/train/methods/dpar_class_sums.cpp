@@ -29,9 +29,7 @@ std::vector<double> local_class_sums(const partition::Shard& shard) {
   if (shard.meta.multilabel) throw Error("local_class_sums: multi-label data (config.cpp refuses it)", kExitInternal);
   if (static_cast<std::int64_t>(shard.features.size()) != shard.num_local() * F)
     throw Error("local_class_sums: the shard's features are not loaded", kExitInternal);
-  const std::int64_t width = F + 1;
-  const double a = std::sqrt(1.0 - kCountWeight * kCountWeight);
-  std::vector<double> sums(static_cast<std::size_t>(C * width), 0.0);
+  std::vector<double> sums(static_cast<std::size_t>(C * F), 0.0);
   std::vector<double> row(static_cast<std::size_t>(F));
   for (std::int64_t i = 0; i < shard.num_local(); ++i) {
     if (!shard.train_mask[i]) continue;
@@ -49,10 +47,9 @@ std::vector<double> local_class_sums(const partition::Shard& shard) {
     if (!std::isfinite(norm2))
       throw DataError(shard.file + ": the features of node " + std::to_string(shard.new_to_old[i]) +
                       " are not finite");
-    const double scale = a * (norm2 > 1.0 ? 1.0 / std::sqrt(norm2) : 1.0);  // clip to l2 norm 1, then a
-    double* s = sums.data() + y * width;
+    const double scale = norm2 > 1.0 ? 1.0 / std::sqrt(norm2) : 1.0;  // clip to l2 norm 1
+    double* s = sums.data() + y * F;
     for (std::int64_t f = 0; f < F; ++f) s[f] += row[f] * scale;
-    s[F] += kCountWeight;  // the count column: the row's norm stays <= 1
   }
   return sums;
 }
@@ -63,7 +60,7 @@ ClassSums release_class_sums(const partition::Shard& shard, dist::Communicator& 
   r.classes = shard.meta.num_classes;
   r.features = shard.meta.num_features;
   r.training_nodes = total_train;
-  const std::int64_t P = r.classes * (r.features + 1);
+  const std::int64_t P = r.classes * r.features;
   // sigma = z sqrt(2) for the sensitivity sqrt(2) of the header; one changed rank.
   const noise::NoiseGrid grid = noise::make_noise_grid(z * std::sqrt(2.0), std::sqrt(2.0), P);
   noise::check_exact_grid_sum(grid, 1.0, total_train);  // each node moves a coordinate by <= 1
@@ -79,17 +76,22 @@ ClassSums release_class_sums(const partition::Shard& shard, dist::Communicator& 
 }
 
 std::vector<float> class_sum_weights(const ClassSums& r) {
-  const std::int64_t C = r.classes, F = r.features, width = F + 1;
-  const double a = std::sqrt(1.0 - r.count_weight * r.count_weight);
+  const std::int64_t C = r.classes, F = r.features;
   const double U = static_cast<double>(std::max<std::int64_t>(1, r.training_nodes));
-  auto sum = [&](std::int64_t c, std::int64_t f) { return static_cast<double>(r.values[c * width + f]) * r.gamma / a; };
-  std::vector<double> mean(static_cast<std::size_t>(F), 0.0);  // m = sum_c s_c / U
+  std::vector<double> S(r.values.size());
+  for (std::size_t i = 0; i < S.size(); ++i) S[i] = static_cast<double>(r.values[i]) * r.gamma;
+  std::vector<double> u(static_cast<std::size_t>(F), 0.0);  // m = sum_c S[c], then m / ||m||
   for (std::int64_t c = 0; c < C; ++c)
-    for (std::int64_t f = 0; f < F; ++f) mean[f] += sum(c, f) / U;
+    for (std::int64_t f = 0; f < F; ++f) u[f] += S[c * F + f];
+  double norm2 = 0.0;
+  for (double v : u) norm2 += v * v;
+  if (norm2 > 0)
+    for (double& v : u) v /= std::sqrt(norm2);
   std::vector<float> w(static_cast<std::size_t>(C * F));
   for (std::int64_t c = 0; c < C; ++c) {
-    const double count = static_cast<double>(r.values[c * width + F]) * r.gamma / r.count_weight;
-    for (std::int64_t f = 0; f < F; ++f) w[c * F + f] = static_cast<float>((sum(c, f) - count * mean[f]) / U);
+    double along = 0.0;  // S[c] . u
+    for (std::int64_t f = 0; f < F; ++f) along += S[c * F + f] * u[f];
+    for (std::int64_t f = 0; f < F; ++f) w[c * F + f] = static_cast<float>((S[c * F + f] - along * u[f]) / U);
   }
   return w;
 }
@@ -100,7 +102,6 @@ std::string serialise_class_sums(const ClassSums& r) {
                         {"classes", r.classes},
                         {"features", r.features},
                         {"training_nodes", r.training_nodes},
-                        {"count_weight", r.count_weight},
                         {"gamma", r.gamma},
                         {"values", r.values}}
              .dump() +
@@ -114,16 +115,13 @@ ClassSums parse_class_sums(const std::string& bytes, const std::string& where) {
     r.classes = j.at("classes").get<std::int64_t>();
     r.features = j.at("features").get<std::int64_t>();
     r.training_nodes = j.at("training_nodes").get<std::int64_t>();
-    r.count_weight = j.at("count_weight").get<double>();
     r.gamma = j.at("gamma").get<double>();
     r.values = j.at("values").get<std::vector<std::int64_t>>();
     if (r.classes < 1 || r.features < 1) throw std::invalid_argument("classes and features must be >= 1");
     if (r.training_nodes < 0) throw std::invalid_argument("training_nodes must be >= 0");
     if (!(r.gamma > 0) || !std::isfinite(r.gamma)) throw std::invalid_argument("gamma must be > 0");
-    if (!(r.count_weight > 0 && r.count_weight < 1)) throw std::invalid_argument("count_weight must be in (0, 1)");
-    if (static_cast<std::int64_t>(r.values.size()) != r.classes * (r.features + 1))
-      throw std::invalid_argument("values has " + std::to_string(r.values.size()) +
-                                  " entries, not classes x (features + 1)");
+    if (static_cast<std::int64_t>(r.values.size()) != r.classes * r.features)
+      throw std::invalid_argument("values has " + std::to_string(r.values.size()) + " entries, not classes x features");
   } catch (const std::exception& e) {
     throw DataError(where + ": malformed stored class sums: " + e.what());
   }

@@ -150,7 +150,9 @@ class ClassSumsRelease : public PreTrainingRelease {
 class Dpar : public MethodSpec {
  public:
   std::string name() const override { return "dpar"; }
-  std::string accountant(const Config&) const override { return "dpar_appr_then_group_wor"; }
+  std::string accountant(const Config& c) const override {
+    return c.dpar.learner == "class_sums" ? "dpar_class_sums_gaussian" : "dpar_appr_then_group_wor";
+  }
   std::string pairing(const Config& c) const override {
     if (c.dpar.learner == "class_sums")
       return std::string(label_release_on(c) ? "the training labels by randomized response (" +

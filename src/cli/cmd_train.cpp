@@ -35,8 +35,7 @@ std::string check_line(const train::Config& c) {
     else if (c.method == "dpar" && c.dpar.learner == "class_sums")
       s << "calibrated for the class sums (one release, no steps)";
     else if (c.method == "dpar" && c.dpar.learner == "auto")
-      s << "calibrated over " << c.train.max_steps
-        << " steps, or for the class sums (dpar.learner auto: decided on the data's class count and training mask)";
+      s << "calibrated over " << c.train.max_steps << " steps (or for the class sums, when dpar.learner auto takes them)";
     else
       s << "calibrated over " << c.train.max_steps << " steps";
     s << ", clip " << c.privacy.clip_norm;

@@ -223,6 +223,24 @@ TEST(RunLifecycle, KilledAtEveryPointAndResumedEndsLikeTheUninterruptedRun) {
   }
 }
 
+// Killed at each point of the release `name` (before it, between its ledger record and its file,
+// after it; each run in tmp/<point>) and resumed: the ledger records and the model of `whole`,
+// the uninterrupted run of `cfg`.
+void expect_kills_of_release_resume_like(const dpgnn::testing::TempDir& tmp, const std::string& cfg,
+                                         const std::string& name, const std::string& whole) {
+  const std::string ledger = ledger_records(whole);
+  const std::vector<float> params = params_of(whole);
+  for (const std::string point : {"before-release", "after-release-record", "after-release"}) {
+    const std::string run = tmp.file(point);
+    const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=" + point + ":" + name);
+    ASSERT_NE(killed.exit_code, 0) << point << "\n" << killed.output;
+    const CommandResult resumed = train("--resume --out " + run);
+    ASSERT_EQ(resumed.exit_code, 0) << point << "\n" << resumed.output;
+    EXPECT_EQ(ledger_records(run), ledger) << name << " " << point;
+    EXPECT_EQ(params_of(run), params) << name << " " << point;
+  }
+}
+
 // DPAR with its second release, the training labels by randomized response: killed at each
 // point of that release and resumed, the ledger and parameters of the uninterrupted run; the
 // released labels are recorded once; predict reads them back (the same test accuracy from
@@ -237,16 +255,7 @@ TEST(RunLifecycle, TheLabelReleaseKilledAtEachPointAndResumedEndsLikeTheUninterr
   const std::string ledger = ledger_records(whole);
   EXPECT_NE(ledger.find("\"release\":\"labels-rr\""), std::string::npos) << ledger;
   EXPECT_NE(ledger.find("rr k="), std::string::npos) << ledger;
-  const std::vector<float> params = params_of(whole);
-  for (const std::string point : {"before-release", "after-release-record", "after-release"}) {
-    const std::string run = tmp.file(point);
-    const CommandResult killed = train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=" + point + ":labels-rr");
-    ASSERT_NE(killed.exit_code, 0) << point << "\n" << killed.output;
-    const CommandResult resumed = train("--resume --out " + run);
-    ASSERT_EQ(resumed.exit_code, 0) << point << "\n" << resumed.output;
-    EXPECT_EQ(ledger_records(run), ledger) << point;
-    EXPECT_EQ(params_of(run), params) << point;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_kills_of_release_resume_like(tmp, cfg, "labels-rr", whole));
   // predict, from another directory, uses the stored labels: the run's own test accuracy.
   const nlohmann::json summary = testing::read_json(whole + "/summary.json");
   const CommandResult p =
@@ -282,17 +291,7 @@ TEST(RunLifecycle, TheClassSumsKilledAtEachPointAndResumedEndLikeTheUninterrupte
   const std::string ledger = ledger_records(whole);
   EXPECT_NE(ledger.find("\"release\":\"class-sums\""), std::string::npos) << ledger;
   EXPECT_EQ(ledger.find("\"release\":\"sgd\""), std::string::npos) << "no step: " << ledger;
-  const std::vector<float> params = params_of(whole);
-  for (const std::string point : {"before-release", "after-release-record", "after-release"}) {
-    const std::string run = tmp.file(point);
-    const CommandResult killed =
-        train("--config " + cfg + " --out " + run, 2, "DPGNN_FAULT_EXIT_AT=" + point + ":class-sums");
-    ASSERT_NE(killed.exit_code, 0) << point << "\n" << killed.output;
-    const CommandResult resumed = train("--resume --out " + run);
-    ASSERT_EQ(resumed.exit_code, 0) << point << "\n" << resumed.output;
-    EXPECT_EQ(ledger_records(run), ledger) << point;
-    EXPECT_EQ(params_of(run), params) << point;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_kills_of_release_resume_like(tmp, cfg, "class-sums", whole));
   const CommandResult again = train("--resume --out " + whole);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;

@@ -160,9 +160,19 @@ class Dpar : public MethodSpec {
                                                    "% of the budget), then "
                                              : "") +
              "the class sums of the training nodes' features as the linear model, one Gaussian release (sensitivity "
-             "sqrt(2)), no DP-SGD steps";
-    if (c.dpar.learner == "auto")
-      return "dpar.learner auto: the class sums or DP-SGD, decided on the dataset's class count and training mask";
+             "sqrt(2)), no DP-SGD steps, accountant " + accountant(c) + " (one gaussian event)";
+    if (c.dpar.learner == "auto") {
+      // Both pairings, each naming its accountant: the data decides between them (resolved()).
+      Config sums = c, sgd = c;
+      sums.dpar.learner = "class_sums";
+      sgd.dpar.learner = "sgd";
+      // What the config alone rules out (class_sums_chosen's conditions other than the data's).
+      if (c.dpar.appr_nodes > 0 || label_release_on(c) || c.privacy.noise_multiplier || c.model.layers != 1 ||
+          c.model.bias)
+        return "dpar.learner auto, DP-SGD with this config: " + pairing(sgd);
+      return "dpar.learner auto, decided on the dataset's class count and training mask: either " + pairing(sums) +
+             "; or " + pairing(sgd);
+    }
     return (c.dpar.appr_nodes > 0
                 ? "DP-APPR (" + c.dpar.mechanism + ", M " + std::to_string(c.dpar.appr_nodes) + ", K " +
                       std::to_string(c.dpar.top_k) + ", " +

@@ -92,6 +92,18 @@ model::Gnn initial_model(const Config& cfg, const graph::DatasetMeta& meta) {
   return model::Gnn(methods::model_config(cfg, meta), cfg.train.seed, c10::kCPU);
 }
 
+// Whether the audited run's model was made by a release instead of steps from the initial
+// parameters (DPAR's class sums, MethodSpec::takes_steps): read from the config the run bound
+// itself to (run.json), which holds the choice dpar.learner auto made.
+bool release_made_the_model(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "run.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("binding"))
+    throw Error((run_dir / "run.json").string() + ": the audited run's binding is missing", kExitInternal);
+  const Config bound = parse_config(j.at("binding").at("config").get<std::string>(), (run_dir / "run.json").string(), {});
+  return !methods::method_spec(bound.method_enum()).takes_steps(bound);
+}
+
 // The released parameters (model.h5, one dataset per parameter name) into `net`.
 void load_model_file(const std::string& path, model::Gnn& net) {
   auto f = h5::File::open_read(path);
@@ -373,7 +385,9 @@ void score_canaries(const Config& cfg, const Config& run_cfg, const AuditOptions
   double numbers[7] = {0, 0, 0, 0, 0, 0, 0};
   on_rank0(comm, [&] {
     const auto meta = graph::DatasetReader(dataset_path).meta();
-    const model::Gnn initial = initial_model(run_cfg, meta);
+    model::Gnn initial = initial_model(run_cfg, meta);
+    // A model a release made never held the initial parameters: its displacement is from zero.
+    if (release_made_the_model(out / "run")) initial.unflatten(torch::zeros_like(initial.flatten()));
     model::Gnn trained = initial_model(run_cfg, meta);
     load_model_file((out / "run" / "model.h5").string(), trained);
     const auto scores = canary_scores(initial, trained, c.f0, opt.canaries, opt.canary_scale);

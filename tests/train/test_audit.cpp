@@ -114,6 +114,23 @@ TEST(Audit, NonPrivateRunIsCaughtAndPrivateRunStaysBelowItsEpsilon) {
   EXPECT_EQ(summary.at("optimizer").get<std::string>(), "sgd");
 }
 
+// DPAR's class sums make the model by one release, never from the initial parameters: the
+// attack measures each canary's column from zero (audit.cpp, release_made_the_model), finds the
+// included canaries, and stays below the claim. Before that fix the initial parameters' values,
+// which the run never held, hid every canary (a bound of 0 at epsilon 8 on Cora).
+TEST(Audit, TheClassSumsAreAuditedFromZeroWithPowerAndBelowTheirEpsilon) {
+  dpgnn::testing::TempDir tmp;
+  const std::int64_t n = 400;
+  const Config cfg = base_config({"method=dpar", "data.partition=" + testing::random_partition(2), "dpar.appr_nodes=0",
+                                  "dpar.learner=class_sums", "model.bias=false", "privacy.target_epsilon=8",
+                                  "privacy.noise_seed=7"});
+  const AuditResult r = audit_in_process(cfg, tmp.file("sums"), 2, n);
+  EXPECT_TRUE(r.accounted);
+  EXPECT_LE(r.epsilon, 8.0 + 1e-9);
+  EXPECT_LE(r.epsilon_lower_bound, r.epsilon);
+  EXPECT_GT(r.epsilon_lower_bound, 0.5) << r.correct << "/" << r.guesses << ": the attack has power";
+}
+
 TEST(Audit, CanariesAreIsolatedTrainingNodesWithTheirOwnFeatureColumn) {
   dpgnn::testing::TempDir tmp;
   const std::int64_t n = 40;

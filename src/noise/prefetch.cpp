@@ -159,6 +159,14 @@ void NoisePrefetcher::add_to(double* grid_sum, std::uint64_t step, std::uint64_t
     if (s.state == State::queued || s.state == State::ready || s.state == State::failed) s.state = State::empty;
   }
   ++misses_;
+  // A cancelled draw stops at its next chunk; wait for it, so that its slot is free before this
+  // returns and the next requests find both slots (otherwise whether step t + 1 is prefetched
+  // would depend on the thread's timing).
+  cv_.wait(lock, [&] {
+    for (const auto& s : slots_)
+      if (s.state == State::running && s.cancel) return false;
+    return true;
+  });
   lock.unlock();
   add_discrete_gaussian_noise_threads(grid_sum, n_, variance, key_, step, threads_);
 }
